@@ -1,0 +1,183 @@
+"""Debezium-style connector options: specs, parsing and validation.
+
+Each connector declares its options as `OptionSpec`s with Debezium's names and defaults. An
+`OptionSet` parses the ``options:`` mapping of a pipeline YAML source, reporting every problem
+at once (unknown names with a suggestion, bad values with the valid ones), and returns typed
+values. Options Debezium has but that do not apply to a connector writing to bronze (Kafka
+topics, JMX, converters) are declared ``inert``: accepted, so Debezium configs move over
+unchanged, and logged as having no effect.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from cdc_sources.spi import ConfigProblem
+
+Kind = Literal["string", "int", "bool", "enum", "list"]
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One connector option.
+
+    Attributes:
+        name: Debezium's property name.
+        default: Debezium's default, as text; None when there is none.
+        kind: how the value is parsed.
+        choices: the valid values of an ``enum`` (lower-case).
+        aliases: deprecated values mapped to their replacement (``never`` -> ``no_data``).
+        minimum: the smallest valid value of an ``int``.
+        inert: accepted for compatibility but without effect when writing to bronze.
+        doc: one line saying what the option does.
+    """
+
+    name: str
+    default: str | None = None
+    kind: Kind = "string"
+    choices: tuple[str, ...] = ()
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    minimum: int | None = None
+    inert: bool = False
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class PrefixSpec:
+    """A family of options sharing a name pattern (``column.mask.with.<n>.chars``).
+
+    Attributes:
+        pattern: a regex the whole option name must match.
+        doc: what the family does.
+        inert: accepted without effect.
+    """
+
+    pattern: str
+    doc: str = ""
+    inert: bool = False
+
+
+@dataclass(frozen=True)
+class ParsedOptions:
+    """Validated option values: typed getters over the options plus defaults."""
+
+    values: Mapping[str, Any]
+    raw: Mapping[str, str]
+    inert_used: tuple[str, ...] = ()
+
+    def get(self, name: str) -> Any:
+        return self.values[name]
+
+    def text(self, name: str) -> str | None:
+        value = self.values.get(name)
+        return None if value is None else str(value)
+
+    def integer(self, name: str) -> int:
+        return int(self.values[name])
+
+    def flag(self, name: str) -> bool:
+        return bool(self.values[name])
+
+    def items_with_prefix(self, prefix: str) -> dict[str, str]:
+        """The raw options whose names start with ``prefix`` (for option families)."""
+        return {k: v for k, v in self.raw.items() if k.startswith(prefix)}
+
+
+class OptionSet:
+    """The options a connector accepts."""
+
+    def __init__(self, specs: Iterable[OptionSpec], prefixes: Iterable[PrefixSpec] = ()) -> None:
+        self.specs = {s.name: s for s in specs}
+        self.prefixes = [(re.compile(p.pattern), p) for p in prefixes]
+
+    def parse(self, options: Mapping[str, Any], *, path: str) -> tuple[ParsedOptions, list[ConfigProblem]]:
+        """Parse ``options`` (the YAML mapping); ``path`` prefixes problem paths."""
+        problems: list[ConfigProblem] = []
+        raw = {str(k): _as_text(v) for k, v in options.items()}
+        values: dict[str, Any] = {}
+        inert: list[str] = []
+        for name, text in raw.items():
+            spec = self.specs.get(name)
+            if spec is None:
+                family = next((p for rx, p in self.prefixes if rx.fullmatch(name)), None)
+                if family is None:
+                    problems.append(ConfigProblem(f"{path}.{name}", self._unknown(name)))
+                elif family.inert:
+                    inert.append(name)
+                continue
+            if spec.inert:
+                inert.append(name)
+            value, problem = _convert(spec, text)
+            if problem:
+                problems.append(ConfigProblem(f"{path}.{name}", problem))
+            else:
+                values[name] = value
+        for name, spec in self.specs.items():
+            if name not in values and name not in raw:
+                values[name] = _convert(spec, spec.default)[0] if spec.default is not None else None
+        return ParsedOptions(values, raw, tuple(inert)), problems
+
+    def _unknown(self, name: str) -> str:
+        close = difflib.get_close_matches(name, list(self.specs), n=1, cutoff=0.75)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return f"unknown option {name!r}{hint} (see docs/postgres.md for the supported options)"
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return ",".join(_as_text(v) for v in value)
+    return "" if value is None else str(value)
+
+
+_CONVERTERS: dict[str, Callable[[OptionSpec, str], tuple[Any, str | None]]] = {}
+
+
+def _convert(spec: OptionSpec, text: str | None) -> tuple[Any, str | None]:
+    if text is None:
+        return None, None
+    return _CONVERTERS[spec.kind](spec, text.strip())
+
+
+def _string(spec: OptionSpec, text: str) -> tuple[Any, str | None]:
+    return text, None
+
+
+def _int(spec: OptionSpec, text: str) -> tuple[Any, str | None]:
+    try:
+        value = int(text)
+    except ValueError:
+        return None, f"must be a whole number, got {text!r}"
+    if spec.minimum is not None and value < spec.minimum:
+        return None, f"must be at least {spec.minimum}, got {value}"
+    return value, None
+
+
+def _bool(spec: OptionSpec, text: str) -> tuple[Any, str | None]:
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true", None
+    return None, f"must be true or false, got {text!r}"
+
+
+def _enum(spec: OptionSpec, text: str) -> tuple[Any, str | None]:
+    lowered = text.lower()
+    lowered = spec.aliases.get(lowered, lowered)
+    if lowered in spec.choices:
+        return lowered, None
+    valid = ", ".join(spec.choices)
+    return None, f"invalid value {text!r}; valid values: {valid}"
+
+
+def _list(spec: OptionSpec, text: str) -> tuple[Any, str | None]:
+    return tuple(p.strip() for p in text.split(",") if p.strip()), None
+
+
+_CONVERTERS.update(
+    string=_string, int=_int, bool=_bool, enum=_enum, list=_list
+)

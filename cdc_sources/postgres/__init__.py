@@ -1,0 +1,30 @@
+"""The PostgreSQL connector (pgoutput logical decoding), Debezium compatible.
+
+Importing this package imports no database driver; connections are opened by `open`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from cdc_sources.postgres.config import PostgresSourceConfig, build_postgres_config
+from cdc_sources.postgres.offset import PostgresOffset
+from cdc_sources.postgres.session import PostgresCaptureSession
+
+__all__ = ["PostgresConnector", "PostgresOffset", "PostgresSourceConfig", "build_postgres_config"]
+
+
+@dataclass(frozen=True)
+class PostgresConnector:
+    """A configured PostgreSQL connector (implements `cdc_sources.spi.Connector`)."""
+
+    config: PostgresSourceConfig
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def open(self, stored_offset: Mapping[str, Any] | None) -> PostgresCaptureSession:
+        return PostgresCaptureSession(self.config, stored_offset)

@@ -1,0 +1,129 @@
+"""Java behaviours that leak into Debezium's output and must be reproduced bit for bit.
+
+* ``java.util.HashMap`` iteration order: hstore maps and sparse vectors are built in HashMaps,
+  so their JSON keys come out in bucket order, not in the order PostgreSQL printed them.
+* Jackson's JSON string escaping (hstore rendered as a JSON string).
+* ``BigInteger.toByteArray`` (decimal unscaled values) and ``Double.toString`` (pgjdbc's
+  rendering of geometric values).
+"""
+
+from __future__ import annotations
+
+import binascii
+import math
+from collections.abc import Iterable, Sequence
+from decimal import Decimal
+
+_MASK32 = 0xFFFFFFFF
+_TREEIFY_THRESHOLD = 8
+_MIN_TREEIFY_CAPACITY = 64
+
+
+def b64(data: bytes) -> str:
+    """Standard base64 with padding, as JsonConverter writes BYTES."""
+    return binascii.b2a_base64(data, newline=False).decode("ascii")
+
+
+def bigint_bytes(value: int) -> bytes:
+    """``BigInteger.toByteArray``: minimal big-endian two's complement, at least one byte."""
+    bits = value.bit_length() if value >= 0 else (~value).bit_length()
+    return value.to_bytes(bits // 8 + 1, "big", signed=True)
+
+
+def string_hash(text: str) -> int:
+    """``String.hashCode`` (over UTF-16 code units), as an unsigned 32-bit number."""
+    h = 0
+    data = text.encode("utf-16-be", errors="surrogatepass")
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & _MASK32
+    return h
+
+
+def short_hash(value: int) -> int:
+    """``Short.hashCode`` as an unsigned 32-bit number."""
+    return value & _MASK32
+
+
+def _table_size_for(capacity: int) -> int:
+    n = 1
+    while n < capacity:
+        n <<= 1
+    return n
+
+
+def hashmap_order(hashes: Sequence[int], initial_capacity: int | None = None) -> list[int]:
+    """Indices of distinct keys, inserted in order, in ``HashMap`` iteration order.
+
+    Simulates table growth (including the resize that replaces treeification in small tables);
+    bins that Java would turn into trees (nine or more colliding keys in a table of 64 or more
+    buckets) keep insertion order here, which may differ from Java.
+    """
+    spread = [(h ^ (h >> 16)) & _MASK32 for h in hashes]
+    capacity = 16 if initial_capacity is None else _table_size_for(initial_capacity)
+    threshold = int(capacity * 0.75)
+    buckets: dict[int, list[int]] = {}
+    for index, h in enumerate(spread):
+        chain = buckets.setdefault(h & (capacity - 1), [])
+        chain.append(index)
+        if len(chain) > _TREEIFY_THRESHOLD and capacity < _MIN_TREEIFY_CAPACITY:
+            capacity *= 2
+            threshold = int(capacity * 0.75)
+            buckets = _rehash(buckets, spread, capacity)
+        if index + 1 > threshold:
+            capacity *= 2
+            threshold = int(capacity * 0.75)
+            buckets = _rehash(buckets, spread, capacity)
+    return [i for b in sorted(buckets) for i in buckets[b]]
+
+
+def _rehash(buckets: dict[int, list[int]], spread: list[int], capacity: int) -> dict[int, list[int]]:
+    out: dict[int, list[int]] = {}
+    for b in sorted(buckets):
+        for i in buckets[b]:
+            out.setdefault(spread[i] & (capacity - 1), []).append(i)
+    return out
+
+
+_JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def jackson_string(text: str) -> str:
+    """A JSON string literal as Jackson writes it (``\\u00XX`` with upper-case hex, raw non-ASCII)."""
+    out = ['"']
+    for ch in text:
+        if ch in _JSON_ESCAPES:
+            out.append(_JSON_ESCAPES[ch])
+        elif ch < " ":
+            out.append(f"\\u{ord(ch):04X}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def jackson_object(pairs: Iterable[tuple[str, str | None]]) -> str:
+    """A compact JSON object of string (or null) values, as Jackson's generator writes it."""
+    body = ",".join(
+        jackson_string(k) + ":" + ("null" if v is None else jackson_string(v)) for k, v in pairs
+    )
+    return "{" + body + "}"
+
+
+def double_to_string(value: float) -> str:
+    """``Double.toString`` (shortest round-trip digits; JDK 17 differs in rare cases)."""
+    if math.isnan(value):
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0.0:
+        return "-0.0" if str(value).startswith("-") else "0.0"
+    sign, digits, exponent = Decimal(repr(value)).normalize().as_tuple()
+    text = "".join(map(str, digits))
+    point = len(text) + int(exponent)
+    prefix = "-" if sign else ""
+    if 1e-3 <= abs(value) < 1e7:
+        if point <= 0:
+            return f"{prefix}0.{'0' * -point}{text}"
+        whole, fraction = text[:point].ljust(point, "0"), text[point:]
+        return f"{prefix}{whole}.{fraction or '0'}"
+    return f"{prefix}{text[0]}.{text[1:] or '0'}E{point - 1}"

@@ -1,0 +1,355 @@
+"""Streams changes from a logical replication slot (pgoutput) as Debezium records.
+
+Transactions arrive whole, in commit order. Each record's ``order_key`` is
+``(commit LSN, event LSN, n)``, identical when PostgreSQL replays a transaction after a
+restart, so the bronze writer can drop replays. A `Checkpoint` follows every COMMIT (and
+idle keepalives), carrying the offset to resume from.
+
+LSN conventions follow Debezium 3.6 as observed: ``source.lsn`` is the LSN the server sent
+the message at (``XLogData`` start), and ``source.sequence`` is
+``[lsn_commit, lsn]`` where ``lsn_commit`` is the LSN of the last COMMIT message processed
+(its transaction's end), or null before the first one of a run.
+"""
+
+from __future__ import annotations
+
+import logging
+import select
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from cdc_sources.postgres import pgoutput as pg
+from cdc_sources.postgres.envelope import SourceInfo, dumps, envelope_text, message_envelope, sequence
+from cdc_sources.postgres.errors import classify
+from cdc_sources.postgres.offset import PostgresOffset
+from cdc_sources.postgres.schema import TableCodec
+from cdc_sources.postgres.transactions import TransactionTracker
+from cdc_sources.spi import HEADER_NEW_KEY, HEADER_OLD_KEY, ChangeRecord, Checkpoint, StreamItem
+
+log = logging.getLogger(__name__)
+
+RUN_SIZE = 512
+"""Records are handed to the coordinator in runs of up to this many (fewer generator hops)."""
+
+
+@dataclass
+class StreamSettings:
+    """Streaming behaviour taken from the connector options."""
+
+    slot: str
+    publication: str
+    skipped: frozenset[str]
+    tombstones: bool
+    poll_interval_s: float
+    status_interval_s: float
+    heartbeat_interval_s: float
+    heartbeat_topic: str
+    message_topic: str
+    prefix: str
+    include_message: Callable[[str], bool]
+    encode_bytes: Callable[[bytes], Any]
+    skip_unchanged: bool
+    headers: Mapping[str, str] | None = None
+    proto_options: dict[str, str] = field(default_factory=dict)
+
+
+class PostgresStreamReader:
+    """Reads one replication slot. Not thread-safe; one per session.
+
+    Args:
+        settings: streaming behaviour.
+        source: the fixed parts of the ``source`` block.
+        cursor: a psycopg2 replication cursor.
+        codec_for_relation: builds the codec of a Relation message, or None if the table
+            is not captured.
+        current_wal_lsn: the server's current WAL insert position (for idleness).
+        heartbeat_action: runs ``heartbeat.action.query`` (or does nothing).
+        tx_tracker: transaction metadata, when ``provide.transaction.metadata`` is on.
+        last_commit_lsn: ``lsn_commit`` of the stored offset, if resuming.
+    """
+
+    def __init__(self, *, settings: StreamSettings, source: SourceInfo, cursor: Any,
+                 codec_for_relation: Callable[[pg.Relation], TableCodec | None],
+                 current_wal_lsn: Callable[[], int], heartbeat_action: Callable[[], None],
+                 tx_tracker: TransactionTracker | None, last_commit_lsn: int | None = None,
+                 driver_errors: tuple[type[BaseException], ...] = ()) -> None:
+        self.s = settings
+        self.source = source
+        self.cursor = cursor
+        self.codec_for_relation = codec_for_relation
+        self.current_wal_lsn = current_wal_lsn
+        self.heartbeat_action = heartbeat_action
+        self.tx = tx_tracker
+        self.driver_errors = driver_errors
+        self.codecs: dict[int, TableCodec | None] = {}
+        self.flushed = 0
+        self._xid: int | None = None
+        self._commit_lsn = 0
+        self._ts_us = 0
+        self._last_commit_lsn = last_commit_lsn
+        self._n = 0
+        self._pending: Any = None
+        self._target = 0
+        self._source_parts: dict[int, tuple[str, str, str]] = {}
+        self._out: list[ChangeRecord] = []
+        self._ready: list[StreamItem] = []
+        self._type = "INSERT"
+
+    def start(self, start_lsn: int) -> None:
+        """Begin streaming from ``start_lsn`` (transactions committing after it)."""
+        self.flushed = start_lsn
+        self.cursor.start_replication(
+            slot_name=self.s.slot, decode=False, start_lsn=start_lsn,
+            options={"proto_version": "1", "publication_names": self.s.publication, "messages": "true",
+                     **self.s.proto_options},
+            status_interval=max(1.0, self.s.status_interval_s),
+        )
+
+    def acknowledge(self, lsn: int) -> None:
+        """Confirm to the slot that everything up to ``lsn`` is durable."""
+        self.flushed = max(self.flushed, lsn)
+        self.cursor.send_feedback(write_lsn=self.flushed, flush_lsn=self.flushed, reply=False, force=True)
+
+    def items(self, *, until_idle: bool) -> Iterator[StreamItem]:
+        """Yield records and checkpoints until idle (``until_idle``) or forever.
+
+        Idle means: everything the server had written when streaming started has been
+        received and no transaction is open. Changes made later may or may not be included.
+        A lost connection surfaces as a retriable `PostgresConnectError`.
+        """
+        try:
+            yield from self._items(until_idle)
+        except self.driver_errors as exc:
+            raise classify(exc, where=f"streaming from replication slot {self.s.slot!r}") from None
+
+    def _items(self, until_idle: bool) -> Iterator[StreamItem]:
+        last_heartbeat = time.monotonic()
+        self._target = self.current_wal_lsn() if until_idle else 0
+        read, decode, handle, ready = self.cursor.read_message, pg.decode, self._handle, self._ready
+        while True:
+            msg, self._pending = (self._pending or read()), None
+            if msg is not None:
+                handle(decode(msg.payload), msg.data_start)
+                if ready:
+                    yield from ready
+                    ready.clear()
+                elif len(self._out) >= RUN_SIZE:
+                    self._flush()
+                    yield from ready
+                    ready.clear()
+                continue
+            self._flush()
+            idle = False
+            if self._xid is None and self.s.heartbeat_interval_s > 0 and (
+                time.monotonic() - last_heartbeat >= self.s.heartbeat_interval_s
+            ):
+                last_heartbeat = time.monotonic()
+                self._heartbeat()
+            if self._xid is None:
+                idle = until_idle and self._caught_up()
+                wal_end = int(self.cursor.wal_end or 0)
+                # also a tick while quiet, so the coordinator can acknowledge finished commits
+                self._emit(Checkpoint(self._offset(max(wal_end, self.flushed)), idle=idle))
+            yield from ready
+            ready.clear()
+            if idle:
+                return
+            select.select([self.cursor], [], [], self.s.poll_interval_s)
+
+    def _flush(self) -> None:
+        """Move the records gathered so far to the ready queue as one run."""
+        if self._out:
+            self._ready.append(self._out)
+            self._out = []
+
+    def _emit(self, item: StreamItem) -> None:
+        """Queue a non-record item after the records before it."""
+        self._flush()
+        self._ready.append(item)
+
+    def _caught_up(self) -> bool:
+        """Whether everything up to the target LSN has been received and processed.
+
+        ``wal_end`` comes from the last message received (the walsender's sent position);
+        the stream is ordered, so once it passes the target, nothing before the target is
+        still in flight.
+        """
+        if int(self.cursor.wal_end or 0) >= self._target:
+            return True
+        self.cursor.send_feedback(reply=True)
+        time.sleep(0.05)
+        self._pending = self.cursor.read_message()
+        if self._pending is not None:  # new data arrived: not idle, process it next
+            return False
+        return int(self.cursor.wal_end or 0) >= self._target
+
+    def _offset(self, lsn: int) -> dict[str, Any]:
+        return PostgresOffset(lsn, self._last_commit_lsn, self._xid, self._ts_us or None, slot=self.s.slot).to_dict()
+
+    def _handle(self, m: Any, lsn: int) -> None:
+        kind = type(m)
+        if kind is pg.Insert:
+            self._insert(m, lsn)
+        elif kind is pg.Update:
+            self._update(m, lsn)
+        elif kind is pg.Delete:
+            self._delete(m, lsn)
+        elif kind is pg.Begin:
+            self._xid, self._commit_lsn, self._ts_us, self._n = m.xid, m.final_lsn, m.commit_ts_us, 0
+            self._source_parts.clear()
+            if self.tx:
+                self.tx.begin(m.xid, lsn, m.commit_ts_us)
+        elif kind is pg.Commit:
+            self._commit(m, lsn)
+        elif kind is pg.Relation:
+            self._relation(m)
+        elif kind is pg.Truncate:
+            self._truncate(m, lsn)
+        elif kind is pg.Message:
+            self._message(m, lsn)
+
+    def _relation(self, m: pg.Relation) -> None:
+        old = self.codecs.get(m.oid)
+        codec = self.codec_for_relation(m)
+        self.codecs[m.oid] = codec
+        if codec is not None and (old is None or old.schema_id != codec.schema_id):
+            self._emit(codec.version)
+
+    def _commit(self, m: pg.Commit, lsn: int) -> None:
+        self._last_commit_lsn = lsn
+        if self.tx:
+            self._type = "COMMIT"
+            self._out.extend(self.tx.end(lsn, self._order(lsn), self._position(lsn)))
+        self._xid = None
+        self._emit(Checkpoint(PostgresOffset(m.end_lsn, lsn, None, m.commit_ts_us, slot=self.s.slot).to_dict()))
+
+    def _order(self, lsn: int) -> tuple[int, int, int]:
+        self._n += 1
+        return (self._commit_lsn, lsn, self._n)
+
+    def _position(self, lsn: int) -> str:
+        commit = "" if self._last_commit_lsn is None else f'"lsn_commit":{self._last_commit_lsn},'
+        tx = "" if self._xid is None else f'"txId":{self._xid},'
+        return f'{{"lsn_proc":{lsn},"messageType":"{self._type}",{commit}"lsn":{lsn},{tx}"ts_usec":{self._ts_us}}}'
+
+    def _source(self, codec: TableCodec, lsn: int) -> str:
+        """The ``source`` block's JSON text; the parts fixed for a transaction are cached."""
+        parts = self._source_parts.get(id(codec))
+        if parts is None:
+            parts = self._source_parts[id(codec)] = self.source.stream_parts(
+                schema=codec.schema, table=codec.table, ts_us=self._ts_us, tx_id=self._xid)
+        head, mid, tail = parts
+        commit = self._last_commit_lsn
+        seq = f'"[\\"{commit}\\",\\"{lsn}\\"]"' if commit is not None else f'"[null,\\"{lsn}\\"]"'
+        return f"{head}{seq}{mid}{lsn}{tail}"
+
+    def _record(self, codec: TableCodec, key: str | None, value: str | None, op: str | None, lsn: int,
+                headers: Mapping[str, str] | None = None) -> None:
+        position = self._position(lsn)
+        if self.tx and op is not None and self.tx.needs_begin():
+            self._out.extend(self.tx.begin_records(self._order(lsn), position))
+        if headers is None:
+            headers = self.s.headers  # shared, read-only
+        elif self.s.headers:
+            headers = {**headers, **self.s.headers}
+        self._out.append(ChangeRecord(codec.topic, key, value, op, position, self._order(lsn), codec.schema_id,
+                                      headers))
+
+    def _block(self, codec: TableCodec, lsn: int) -> str:
+        return dumps(self.tx.block(codec.version.table, lsn)) if self.tx else "null"
+
+    def _key(self, codec: TableCodec, values: Any) -> str | None:
+        render = codec.render_key
+        return None if render is None else render(values)
+
+    def _insert(self, m: pg.Insert, lsn: int) -> None:
+        codec = self.codecs.get(m.relation_oid)
+        if codec is None or "c" in self.s.skipped:
+            return
+        self._type = "INSERT"
+        value = envelope_text("null", codec.render_row(m.new, None), self._source(codec, lsn), "c",
+                              self._block(codec, lsn))
+        self._record(codec, self._key(codec, m.new), value, "c", lsn)
+
+    def _update(self, m: pg.Update, lsn: int) -> None:
+        codec = self.codecs.get(m.relation_oid)
+        if codec is None:
+            return
+        self._type = "UPDATE"
+        new_key = self._key(codec, m.new)
+        old_key = self._key(codec, m.old) if m.old is not None else None
+        if old_key is not None and old_key != new_key:
+            self._key_change(codec, m, lsn, old_key, new_key)
+            return
+        if "u" in self.s.skipped:
+            return
+        after = codec.render_row(m.new, m.old)
+        before = codec.render_row(m.old, None) if m.old is not None and m.old_kind == "O" else "null"
+        if self.s.skip_unchanged and before == after:
+            return
+        value = envelope_text(before, after, self._source(codec, lsn), "u", self._block(codec, lsn))
+        self._record(codec, new_key, value, "u", lsn)
+
+    def _key_change(self, codec: TableCodec, m: pg.Update, lsn: int, old_key: str,
+                    new_key: str | None) -> None:
+        assert m.old is not None
+        if "d" not in self.s.skipped:
+            value = envelope_text(codec.render_row(m.old, None), "null", self._source(codec, lsn), "d",
+                                  self._block(codec, lsn))
+            newkey = {HEADER_NEW_KEY: new_key or "null"}
+            self._record(codec, old_key, value, "d", lsn, newkey)
+            if self.s.tombstones:  # Debezium puts the newkey header on the tombstone too
+                self._record(codec, old_key, None, None, lsn, newkey)
+        if "c" not in self.s.skipped:
+            after = codec.render_row(m.new, m.old)
+            value = envelope_text("null", after, self._source(codec, lsn), "c", self._block(codec, lsn))
+            self._record(codec, new_key, value, "c", lsn, {HEADER_OLD_KEY: old_key})
+
+    def _delete(self, m: pg.Delete, lsn: int) -> None:
+        codec = self.codecs.get(m.relation_oid)
+        if codec is None or "d" in self.s.skipped:
+            return
+        self._type = "DELETE"
+        key = self._key(codec, m.old) if m.old is not None else None
+        before = codec.render_row(m.old, None) if m.old is not None else "null"
+        value = envelope_text(before, "null", self._source(codec, lsn), "d", self._block(codec, lsn))
+        self._record(codec, key, value, "d", lsn)
+        if self.s.tombstones:
+            self._record(codec, key, None, None, lsn)
+
+    def _truncate(self, m: pg.Truncate, lsn: int) -> None:
+        if "t" in self.s.skipped:
+            return
+        self._type = "TRUNCATE"
+        for oid in m.relation_oids:
+            codec = self.codecs.get(oid)
+            if codec is not None:
+                value = envelope_text("null", "null", self._source(codec, lsn), "t", self._block(codec, lsn))
+                self._record(codec, None, value, "t", lsn)
+
+    def _message(self, m: pg.Message, lsn: int) -> None:
+        if not self.s.include_message(m.prefix):
+            return
+        self._type = "MESSAGE"
+        transactional = m.transactional and self._xid is not None
+        if not transactional:
+            self._last_commit_lsn = lsn  # Debezium treats it as its own commit
+        source = self.source.block(schema="", table="", ts_us=self._ts_us, snapshot="false",
+                                   tx_id=self._xid if transactional else None, lsn=lsn,
+                                   sequence=sequence(self._last_commit_lsn, lsn))
+        block = self.tx.block("", lsn) if self.tx and transactional else None
+        value = message_envelope(source, block, m.prefix, self.s.encode_bytes(m.content))
+        key = dumps({"prefix": m.prefix})
+        order = self._order(lsn) if transactional else (lsn, lsn, 0)
+        self._out.append(ChangeRecord(self.s.message_topic, key, value, "m", self._position(lsn), order, None))
+
+    def _heartbeat(self) -> None:
+        self.heartbeat_action()
+        now_ms = time.time_ns() // 1_000_000
+        lsn = max(int(self.cursor.wal_end or 0), self.flushed)
+        offset = self._offset(lsn)
+        self._out.append(ChangeRecord(self.s.heartbeat_topic, dumps({"serverName": self.s.prefix}),
+                                      dumps({"ts_ms": now_ms}), None, dumps(offset), (lsn, 0, 0), None))
+        self._emit(Checkpoint(offset))

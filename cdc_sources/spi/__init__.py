@@ -1,0 +1,48 @@
+"""The connector kernel: contracts, value types and errors shared by every connector.
+
+This package imports nothing else of ours and no database driver.
+"""
+
+from cdc_sources.spi.errors import (
+    CdcError,
+    ConfigError,
+    ConfigProblem,
+    Fatal,
+    MissingDependencyError,
+    Retriable,
+    SourceError,
+)
+from cdc_sources.spi.events import (
+    HEADER_NEW_KEY,
+    HEADER_OLD_KEY,
+    ChangeBlock,
+    ChangeRecord,
+    Checkpoint,
+    Op,
+    SchemaVersion,
+    SnapshotProgress,
+    StreamItem,
+)
+from cdc_sources.spi.source import CaptureSession, Connector, SnapshotPlan
+
+__all__ = [
+    "HEADER_NEW_KEY",
+    "HEADER_OLD_KEY",
+    "CaptureSession",
+    "CdcError",
+    "ChangeBlock",
+    "ChangeRecord",
+    "Checkpoint",
+    "ConfigError",
+    "ConfigProblem",
+    "Connector",
+    "Fatal",
+    "MissingDependencyError",
+    "Op",
+    "Retriable",
+    "SchemaVersion",
+    "SnapshotPlan",
+    "SnapshotProgress",
+    "SourceError",
+    "StreamItem",
+]

@@ -1,0 +1,147 @@
+"""What a connector hands to the bronze writer.
+
+A connector renders every Debezium record itself (key and value exactly as Debezium's JSON
+converter writes them with ``schemas.enable=false``), so the writer never interprets values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+HEADER_NEW_KEY = "__debezium.newkey"
+HEADER_OLD_KEY = "__debezium.oldkey"
+
+
+class Op(StrEnum):
+    """Debezium's ``op`` codes."""
+
+    CREATE = "c"
+    UPDATE = "u"
+    DELETE = "d"
+    READ = "r"
+    TRUNCATE = "t"
+    MESSAGE = "m"
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaVersion:
+    """One version of the schema a topic's records are written with.
+
+    Attributes:
+        topic: the topic (bronze table) the schema belongs to.
+        schema_id: a stable fingerprint of ``key_schema`` + ``value_schema``.
+        key_schema: the Kafka Connect schema of the key, as JSON text (``"null"`` if keyless).
+        value_schema: the Kafka Connect schema of the value (the envelope), as JSON text.
+        table: the source table (``schema.table`` or ``db.table``), ``""`` for non-table topics.
+        primary_key: the key columns of the source table, in key order.
+    """
+
+    topic: str
+    schema_id: str
+    key_schema: str
+    value_schema: str
+    table: str
+    primary_key: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class ChangeRecord:
+    """One Debezium record bound for one bronze table.
+
+    Attributes:
+        topic: Debezium's topic name; also the bronze table name.
+        key: the key JSON text, or None (keyless tables, truncates).
+        value: the value JSON text, or None for a tombstone.
+        op: the envelope ``op``; None for a tombstone or a non-envelope record (heartbeat,
+            transaction metadata).
+        position: the source offset after this record, as JSON text, as Debezium would record it.
+        order_key: a tuple of ints totally ordering the source's records; identical for the
+            same record when the source replays it. The writer uses it to drop replays.
+        schema_id: the `SchemaVersion.schema_id` that decodes ``value``; None if schemaless.
+        headers: Debezium headers (``__debezium.newkey`` / ``__debezium.oldkey``, context headers);
+            may be shared between records, so never mutate it.
+    """
+
+    topic: str
+    key: str | None
+    value: str | None
+    op: str | None
+    position: str
+    order_key: tuple[int, ...]
+    schema_id: str | None = None
+    headers: Mapping[str, str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeBlock:
+    """Many records of one topic in columnar form: the fast path for snapshots.
+
+    Row ``i`` is the record ``(topic, keys[i], values[i], op, positions[i])`` with order key
+    ``order_prefix + (first_index + i,)`` (so a block's order keys are consecutive).
+
+    Attributes:
+        topic: the topic (bronze table).
+        keys: key JSON texts (a pyarrow string array), or None when every key is null.
+        values: value JSON texts (a pyarrow string array).
+        op: the ``op`` of every row.
+        positions: source offsets as JSON texts (a pyarrow string array, possibly dictionary-encoded).
+        order_prefix: the order key of every row but its last element.
+        first_index: the last order-key element of row 0.
+        schema_id: the schema version of every row.
+        headers: headers of every row (shared, read-only).
+    """
+
+    topic: str
+    keys: Any
+    values: Any
+    op: str
+    positions: Any
+    order_prefix: tuple[int, ...]
+    first_index: int
+    schema_id: str | None = None
+    headers: Mapping[str, str] | None = None
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    @property
+    def last_order_key(self) -> tuple[int, ...]:
+        return (*self.order_prefix, self.first_index + len(self) - 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """A point in the source stream where everything before it has been emitted.
+
+    Emitted by stream readers at transaction ends and keepalives. Committing bronze up to a
+    checkpoint and storing ``offset`` makes it safe to resume from there and to acknowledge
+    the source (slot flush, binlog purge).
+
+    Attributes:
+        offset: the connector's offset map, JSON-serialisable, loadable by its offset loader.
+        idle: True when the source had nothing more to send at this point (used by
+            ``--until-idle``).
+    """
+
+    offset: dict[str, Any]
+    idle: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotProgress:
+    """Progress of a running snapshot, for progress output."""
+
+    table: str
+    rows: int
+    tables_done: int
+    tables_total: int
+    table_done: bool = False
+
+
+StreamItem = ChangeRecord | list[ChangeRecord] | ChangeBlock | Checkpoint | SchemaVersion | SnapshotProgress
+"""What readers yield: records (one by one, or as a list: a run of records in order),
+checkpoints, schemas (before the records that use them) and snapshot progress."""
+
