@@ -1,0 +1,119 @@
+"""The bronze table contract: layout on storage and column schemas.
+
+This module is the only part of ``bronze`` that ``silver`` may import.
+
+Layout under ``<root>``::
+
+    bronze/<topic>/                   one Delta table per Debezium topic (data, transaction
+                                      metadata ``<prefix>.transaction``, heartbeats, messages)
+    bronze/_cdc/<source>/offsets      one row per committed capture batch: the source offset
+    bronze/_cdc/<source>/schemas      every key/value schema a source has used (schema history)
+
+Every data table commit carries, in its Delta commit metadata:
+
+* an application transaction ``appId=<source>``, ``version=<batch>`` (idempotent retries),
+* ``cdc.source``, ``cdc.writer`` (``cdc-lakehouse <version>``), ``cdc.batch``,
+  ``cdc.last_seq`` and ``cdc.order_key`` (JSON list of ints: the source order key of the
+  table's newest record, used to drop replays after a crash).
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+BRONZE_DIR = "bronze"
+CDC_DIR = "_cdc"
+OFFSETS_TABLE = "offsets"
+SCHEMAS_TABLE = "schemas"
+
+# Commit-metadata keys written on every bronze data commit.
+META_SOURCE = "cdc.source"
+META_BATCH = "cdc.batch"
+META_LAST_SEQ = "cdc.last_seq"
+META_ORDER_KEY = "cdc.order_key"
+META_OFFSET = "cdc.offset"
+META_WRITER = "cdc.writer"
+
+# Data table columns.
+COL_KEY = "key"
+COL_VALUE = "value"
+COL_OP = "op"
+COL_SEQ = "seq"
+COL_POSITION = "position"
+COL_SCHEMA_ID = "schema_id"
+COL_HEADERS = "headers"
+COL_INGESTED_AT = "ingested_at"
+COL_BATCH = "batch"
+
+BRONZE_SCHEMA = pa.schema(
+    [
+        pa.field(COL_KEY, pa.large_string(), nullable=True),
+        pa.field(COL_VALUE, pa.large_string(), nullable=True),
+        pa.field(COL_OP, pa.string(), nullable=True),
+        pa.field(COL_SEQ, pa.int64(), nullable=False),
+        pa.field(COL_POSITION, pa.string(), nullable=False),
+        pa.field(COL_SCHEMA_ID, pa.string(), nullable=True),
+        pa.field(COL_HEADERS, pa.map_(pa.string(), pa.string()), nullable=True),
+        pa.field(COL_INGESTED_AT, pa.timestamp("us", tz="UTC"), nullable=False),
+        pa.field(COL_BATCH, pa.int64(), nullable=False),
+    ]
+)
+"""Columns of every bronze data table.
+
+* ``key`` / ``value``: Debezium JSON (``schemas.enable=false``); ``value`` null = tombstone.
+* ``op``: ``c u d r t m``; null for tombstones and non-envelope records (transaction
+  metadata, heartbeats).
+* ``seq``: strictly increasing per table in source commit order; silver applies by it.
+* ``position``: the source offset after the record, JSON, as the connector records offsets.
+* ``schema_id``: key into ``_cdc/<source>/schemas`` for the schema that decodes ``value``.
+* ``headers``: ``__debezium.newkey`` / ``__debezium.oldkey`` on primary-key changes.
+* ``ingested_at``: when the batch was committed; ``batch``: the capture batch number.
+"""
+
+OFFSETS_SCHEMA = pa.schema(
+    [
+        pa.field("batch", pa.int64(), nullable=False),
+        pa.field("offset", pa.string(), nullable=False),
+        pa.field("snapshot_completed", pa.bool_(), nullable=False),
+        pa.field("topics", pa.list_(pa.string()), nullable=False),
+        pa.field("records", pa.int64(), nullable=False),
+        pa.field("committed_at", pa.timestamp("us", tz="UTC"), nullable=False),
+    ]
+)
+"""One row per committed batch: ``offset`` is the connector's offset map (JSON) to resume
+from; ``snapshot_completed`` tells whether the initial snapshot had finished by then."""
+
+SCHEMAS_SCHEMA = pa.schema(
+    [
+        pa.field("topic", pa.string(), nullable=False),
+        pa.field("schema_id", pa.string(), nullable=False),
+        pa.field("table", pa.string(), nullable=False),
+        pa.field("primary_key", pa.list_(pa.string()), nullable=False),
+        pa.field("key_schema", pa.large_string(), nullable=False),
+        pa.field("value_schema", pa.large_string(), nullable=False),
+        pa.field("registered_at", pa.timestamp("us", tz="UTC"), nullable=False),
+    ]
+)
+"""Schema history: the Kafka Connect schemas (JSON, as Debezium's JSON converter writes them
+with ``schemas.enable=true``) of each topic's key and value, so silver can decode logical
+types (``io.debezium.time.MicroTimestamp``, ``org.apache.kafka.connect.data.Decimal``, ...)."""
+
+
+def bronze_root(root: str) -> str:
+    """The bronze folder under a lakehouse root (path or URI)."""
+    return f"{root.rstrip('/')}/{BRONZE_DIR}"
+
+
+def topic_path(root: str, topic: str) -> str:
+    """Where the bronze table of ``topic`` lives."""
+    return f"{bronze_root(root)}/{topic}"
+
+
+def offsets_path(root: str, source: str) -> str:
+    """Where a source's committed offsets live."""
+    return f"{bronze_root(root)}/{CDC_DIR}/{source}/{OFFSETS_TABLE}"
+
+
+def schemas_path(root: str, source: str) -> str:
+    """Where a source's schema history lives."""
+    return f"{bronze_root(root)}/{CDC_DIR}/{source}/{SCHEMAS_TABLE}"

@@ -1,0 +1,446 @@
+"""The bronze Delta writer: one commit per bronze table per batch, exactly once.
+
+Protocol for one batch (``BronzeWriter.commit``):
+
+1. new schema versions are appended to ``_cdc/<source>/schemas`` (so every ``schema_id`` a
+   data row carries is resolvable before the row is visible);
+2. for each topic in the batch, records whose ``order_key`` is not newer than the table's
+   high-water mark are dropped (they were committed before a crash and are being replayed),
+   the rest get consecutive ``seq`` values and are appended in ONE Delta commit that also
+   records the table's new high-water mark, last seq, batch number and an application
+   transaction (``appId=<source>``, ``version=<batch>``);
+3. the batch's source offset is appended to ``_cdc/<source>/offsets``.
+
+Only after ``commit`` returns may the caller acknowledge the source. A crash between any two
+steps leaves bronze consistent: on restart the connector resumes from the last offset in
+step 3, the source replays what follows it, and step 2 drops what is already there.
+
+Not thread-safe; one writer per source. Tables are written concurrently within a batch.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.metadata
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+from deltalake import (
+    ColumnProperties,
+    CommitProperties,
+    DeltaTable,
+    Transaction,
+    WriterProperties,
+    write_deltalake,
+)
+from deltalake.exceptions import TableNotFoundError
+
+from bronze.schema import (
+    BRONZE_SCHEMA,
+    COL_SEQ,
+    META_BATCH,
+    META_LAST_SEQ,
+    META_OFFSET,
+    META_ORDER_KEY,
+    META_SOURCE,
+    META_WRITER,
+    OFFSETS_SCHEMA,
+    SCHEMAS_SCHEMA,
+    offsets_path,
+    schemas_path,
+    topic_path,
+)
+from cdc_sources.spi import ChangeBlock, ChangeRecord, SchemaVersion
+
+log = logging.getLogger(__name__)
+
+try:
+    WRITER_VERSION = f"cdc-lakehouse {importlib.metadata.version('cdc-lakehouse')}"
+except importlib.metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
+    WRITER_VERSION = "cdc-lakehouse (source tree)"
+
+# Long unique JSON strings don't dictionary-encode: measured 1.2 s vs 0.1 s for 200k envelopes.
+_NO_DICT = ColumnProperties(dictionary_enabled=False)
+_DATA_WRITER_PROPERTIES = WriterProperties(
+    compression="SNAPPY",
+    column_properties={"key": _NO_DICT, "value": _NO_DICT, "position": _NO_DICT},
+)
+
+
+@dataclass
+class TableState:
+    """What the writer knows about one bronze table: its newest committed record."""
+
+    last_seq: int = 0
+    order_key: tuple[int, ...] = ()
+    batch: int = 0
+
+
+@dataclass(frozen=True)
+class StoredOffset:
+    """The last committed offset of a source.
+
+    Attributes:
+        batch: the batch number that committed it.
+        offset: the connector's offset map.
+        snapshot_completed: whether the initial snapshot had finished by then.
+    """
+
+    batch: int
+    offset: dict[str, Any]
+    snapshot_completed: bool
+
+
+@dataclass(frozen=True)
+class BronzeCommitResult:
+    """What one ``commit`` wrote."""
+
+    batch: int
+    records_written: int
+    records_skipped: int
+    topics: tuple[str, ...]
+    per_topic: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class BronzeWriter:
+    """Writes one source's batches to bronze exactly once.
+
+    Attributes:
+        root: the lakehouse root (path or URI).
+        source: the source name (``appId`` of the Delta application transactions).
+        storage_options: passed to delta-rs for object stores.
+    """
+
+    root: str
+    source: str
+    storage_options: dict[str, str] | None = None
+    _tables: dict[str, TableState] = field(default_factory=dict, init=False)
+    _known_schemas: set[str] = field(default_factory=set, init=False)
+    _batch: int = field(default=0, init=False)
+    _pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(4), init=False)
+    _open: dict[str, DeltaTable] = field(default_factory=dict, init=False)
+
+    def recover(self) -> StoredOffset | None:
+        """Load the last committed offset and the known schemas; None if nothing committed yet."""
+        self._known_schemas = set(self._read_schema_ids())
+        stored = self._read_last_offset()
+        self._batch = stored.batch if stored else 0
+        return stored
+
+    def table_state(self, topic: str) -> TableState:
+        """The committed state of a topic's table, read lazily from its last commit."""
+        state = self._tables.get(topic)
+        if state is None:
+            state = self._read_table_state(topic)
+            self._tables[topic] = state
+        return state
+
+    def commit(
+        self,
+        records: Sequence[ChangeRecord | ChangeBlock],
+        schemas: Iterable[SchemaVersion],
+        offset: Mapping[str, Any],
+        *,
+        snapshot_completed: bool,
+    ) -> BronzeCommitResult:
+        """Commit a batch: schemas, then data per table, then the offset (see module doc)."""
+        batch = self._batch + 1
+        now = dt.datetime.now(dt.UTC)
+        self._commit_schemas([s for s in schemas if s.schema_id not in self._known_schemas], now)
+        by_topic: dict[str, list[ChangeRecord | ChangeBlock]] = {}
+        for rec in records:
+            by_topic.setdefault(rec.topic, []).append(rec)
+        counts = {t: sum(len(i) if isinstance(i, ChangeBlock) else 1 for i in items)
+                  for t, items in by_topic.items()}
+        futures = [
+            self._pool.submit(self._commit_topic, topic, items, batch, now)
+            for topic, items in by_topic.items()
+        ]
+        written = sum(f.result() for f in futures)
+        total = sum(counts.values())
+        self._commit_offset(batch, offset, snapshot_completed, sorted(by_topic), total, now)
+        self._batch = batch
+        return BronzeCommitResult(batch, written, total - written, tuple(sorted(by_topic)), counts)
+
+    def discard_incomplete_snapshot(self) -> int:
+        """Delete the rows of an interrupted snapshot (``r`` rows after the last completed batch).
+
+        A restarted snapshot reads every table again at a new point in time, so the rows of
+        the attempt that did not finish must go, or bronze would hold them twice.
+        """
+        completed = self._last_completed_snapshot_batch()
+        removed = 0
+        for topic in self._known_topics():
+            table = self._table(topic)
+            if table is None:
+                continue
+            metrics = table.delete(f"op = 'r' AND batch > {completed}")
+            removed += int(metrics.get("num_deleted_rows", 0))
+            # the deleted rows were the table's newest: seq continues after what is left
+            state = self.table_state(topic)
+            self._tables[topic] = TableState(_max_seq(table), state.order_key, state.batch)
+        return removed
+
+    def _table(self, topic: str) -> DeltaTable | None:
+        """The open Delta table of a topic (kept open: reloading the log costs a lot), or None."""
+        table = self._open.get(topic)
+        if table is None:
+            try:
+                table = DeltaTable(topic_path(self.root, topic), storage_options=self.storage_options)
+            except TableNotFoundError:
+                return None
+            self._open[topic] = table
+        return table
+
+    def _offsets_rows(self) -> pa.Table | None:
+        try:
+            dt_ = DeltaTable(offsets_path(self.root, self.source), storage_options=self.storage_options)
+        except TableNotFoundError:
+            return None
+        return dt_.to_pyarrow_table(columns=["batch", "snapshot_completed", "topics"])
+
+    def _last_completed_snapshot_batch(self) -> int:
+        rows = self._offsets_rows()
+        if rows is None:
+            return 0
+        done = [b for b, c in zip(rows.column("batch").to_pylist(), rows.column("snapshot_completed").to_pylist(),
+                                  strict=True) if c]
+        return max(done) if done else 0
+
+    def _known_topics(self) -> set[str]:
+        """Every topic this source may have written: schema versions are committed before any
+        data, so the schema history names even tables whose first commit was cut short."""
+        rows = self._offsets_rows()
+        topics: set[str] = set()
+        if rows is not None:
+            for names in rows.column("topics").to_pylist():
+                topics.update(names or [])
+        try:
+            history = DeltaTable(schemas_path(self.root, self.source), storage_options=self.storage_options)
+            topics.update(str(t) for t in history.to_pyarrow_table(columns=["topic"]).column("topic").to_pylist())
+        except TableNotFoundError:
+            pass
+        return topics
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+
+    # -- data tables ---------------------------------------------------------------------------
+
+    def _commit_topic(self, topic: str, items: list[ChangeRecord | ChangeBlock], batch: int,
+                      now: dt.datetime) -> int:
+        state = self.table_state(topic)
+        parts: list[pa.Table] = []
+        seq = state.last_seq + 1
+        new_key = state.order_key
+        for run in _runs(items):
+            if isinstance(run, ChangeBlock):
+                block = _fresh_block(run, new_key)
+                if block is None:
+                    continue
+                parts.append(_block_to_arrow(block, seq, batch, now))
+                seq += len(block)
+                new_key = block.last_order_key
+            else:
+                fresh = [r for r in run if r.order_key > new_key] if new_key else run
+                if not fresh:
+                    continue
+                parts.append(_to_arrow(fresh, seq, batch, now))
+                seq += len(fresh)
+                new_key = fresh[-1].order_key
+        if not parts:
+            return 0
+        table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+        last_seq = seq - 1
+        props = CommitProperties(
+            custom_metadata={
+                META_SOURCE: self.source,
+                META_WRITER: WRITER_VERSION,
+                META_BATCH: str(batch),
+                META_LAST_SEQ: str(last_seq),
+                META_ORDER_KEY: orjson.dumps(list(new_key)).decode(),
+            },
+            app_transactions=[Transaction(app_id=self.source, version=batch)],
+        )
+        target = self._table(topic)
+        write_deltalake(
+            target if target is not None else topic_path(self.root, topic), table, mode="append",
+            commit_properties=props, storage_options=self.storage_options,
+            writer_properties=_DATA_WRITER_PROPERTIES,
+        )
+        self._tables[topic] = TableState(last_seq, new_key, batch)
+        return int(table.num_rows)
+
+    def _read_table_state(self, topic: str) -> TableState:
+        dt_ = self._table(topic)
+        if dt_ is None:
+            return TableState()
+        for commit in dt_.history(20):
+            if commit.get(META_SOURCE) == self.source and META_LAST_SEQ in commit:
+                return TableState(
+                    int(commit[META_LAST_SEQ]),
+                    tuple(orjson.loads(commit[META_ORDER_KEY])),
+                    int(commit[META_BATCH]),
+                )
+        return TableState()
+
+    # -- side tables -----------------------------------------------------------------------------
+
+    def _commit_schemas(self, schemas: list[SchemaVersion], now: dt.datetime) -> None:
+        unique = {s.schema_id: s for s in schemas}
+        if not unique:
+            return
+        rows = list(unique.values())
+        table = pa.Table.from_pydict(
+            {
+                "topic": [s.topic for s in rows],
+                "schema_id": [s.schema_id for s in rows],
+                "table": [s.table for s in rows],
+                "primary_key": [list(s.primary_key) for s in rows],
+                "key_schema": [s.key_schema for s in rows],
+                "value_schema": [s.value_schema for s in rows],
+                "registered_at": [now] * len(rows),
+            },
+            schema=SCHEMAS_SCHEMA,
+        )
+        write_deltalake(schemas_path(self.root, self.source), table, mode="append",
+                        storage_options=self.storage_options)
+        self._known_schemas.update(unique)
+
+    def _read_schema_ids(self) -> list[str]:
+        try:
+            dt_ = DeltaTable(schemas_path(self.root, self.source), storage_options=self.storage_options)
+        except TableNotFoundError:
+            return []
+        return [str(v) for v in dt_.to_pyarrow_table(columns=["schema_id"]).column("schema_id").to_pylist()]
+
+    def _commit_offset(self, batch: int, offset: Mapping[str, Any], snapshot_completed: bool,
+                       topics: list[str], records: int, now: dt.datetime) -> None:
+        text = orjson.dumps(offset, option=orjson.OPT_SORT_KEYS).decode()
+        table = pa.Table.from_pydict(
+            {"batch": [batch], "offset": [text], "snapshot_completed": [snapshot_completed],
+             "topics": [topics], "records": [records], "committed_at": [now]},
+            schema=OFFSETS_SCHEMA,
+        )
+        props = CommitProperties(
+            custom_metadata={META_SOURCE: self.source, META_BATCH: str(batch), META_OFFSET: text,
+                             "cdc.snapshot_completed": str(snapshot_completed).lower()},
+            app_transactions=[Transaction(app_id=self.source, version=batch)],
+        )
+        write_deltalake(offsets_path(self.root, self.source), table, mode="append",
+                        commit_properties=props, storage_options=self.storage_options)
+
+    def _read_last_offset(self) -> StoredOffset | None:
+        try:
+            dt_ = DeltaTable(offsets_path(self.root, self.source), storage_options=self.storage_options)
+        except TableNotFoundError:
+            return None
+        for commit in dt_.history(10):
+            if META_OFFSET in commit:
+                return StoredOffset(
+                    int(commit[META_BATCH]),
+                    orjson.loads(commit[META_OFFSET]),
+                    commit.get("cdc.snapshot_completed") == "true",
+                )
+        return None
+
+
+def _to_arrow(records: list[ChangeRecord], first_seq: int, batch: int, now: dt.datetime) -> pa.Table:
+    n = len(records)
+    headers = [list(r.headers.items()) if r.headers else None for r in records]
+    return pa.Table.from_arrays(
+        [
+            pa.array([r.key for r in records], pa.large_string()),
+            pa.array([r.value for r in records], pa.large_string()),
+            pa.array([r.op for r in records], pa.string()),
+            pa.array(range(first_seq, first_seq + n), pa.int64()),
+            pa.array([r.position for r in records], pa.string()),
+            pa.array([r.schema_id for r in records], pa.string()),
+            pa.array(headers, pa.map_(pa.string(), pa.string())),
+            pa.array([now] * n, pa.timestamp("us", tz="UTC")),
+            pa.array([batch] * n, pa.int64()),
+        ],
+        schema=BRONZE_SCHEMA,
+    )
+
+
+def _runs(items: list[ChangeRecord | ChangeBlock]) -> list[list[ChangeRecord] | ChangeBlock]:
+    """Group consecutive records into lists; blocks stay as they are."""
+    out: list[list[ChangeRecord] | ChangeBlock] = []
+    for item in items:
+        if isinstance(item, ChangeBlock):
+            out.append(item)
+        elif out and isinstance(out[-1], list):
+            out[-1].append(item)
+        else:
+            out.append([item])
+    return out
+
+
+def _fresh_block(block: ChangeBlock, hwm: tuple[int, ...]) -> ChangeBlock | None:
+    """The part of a block after the high-water mark (order keys are consecutive)."""
+    if not hwm or (*block.order_prefix, block.first_index) > hwm:
+        return block
+    if block.last_order_key <= hwm:
+        return None
+    skip = hwm[-1] - block.first_index + 1  # same prefix: the mark falls inside the block
+    return ChangeBlock(block.topic, None if block.keys is None else block.keys.slice(skip),
+                       block.values.slice(skip), block.op, block.positions.slice(skip), block.order_prefix,
+                       block.first_index + skip, block.schema_id, block.headers)
+
+
+def _block_to_arrow(block: ChangeBlock, first_seq: int, batch: int, now: dt.datetime) -> pa.Table:
+    n = len(block)
+    headers = block.headers
+    keys = block.keys if block.keys is not None else pa.nulls(n, pa.large_string())
+    return pa.Table.from_arrays(
+        [
+            keys.cast(pa.large_string()),
+            block.values.cast(pa.large_string()),
+            _same(block.op, pa.string(), n),
+            pa.arange(first_seq, first_seq + n).cast(pa.int64()),
+            block.positions.cast(pa.string()),
+            _same(block.schema_id, pa.string(), n),
+            _same_headers(headers, n),
+            _same(now, pa.timestamp("us", tz="UTC"), n),
+            _same(batch, pa.int64(), n),
+        ],
+        schema=BRONZE_SCHEMA,
+    )
+
+
+def _max_seq(table: DeltaTable) -> int:
+    """The largest ``seq`` in a table, from the file statistics (no data read)."""
+    actions = pa.table(table.get_add_actions(flatten=True))
+    if actions.num_rows == 0:
+        return 0
+    column = actions.column("max.seq") if "max.seq" in actions.column_names else None
+    if column is None:
+        seqs = table.to_pyarrow_table(columns=[COL_SEQ]).column(COL_SEQ)
+        return int(pc.max(seqs).as_py() or 0)
+    return int(pc.max(column).as_py() or 0)
+
+
+def _same(value: Any, type_: pa.DataType, n: int) -> pa.Array:
+    return pa.repeat(pa.scalar(value, type_), n)
+
+
+def _same_headers(headers: Mapping[str, str] | None, n: int) -> pa.Array:
+    """``n`` copies of one headers map, built from tiled keys and values (no per-row work)."""
+    map_type = pa.map_(pa.string(), pa.string())
+    if not headers:
+        return pa.nulls(n, map_type)
+    k = len(headers)
+    picks = pa.array(np.tile(np.arange(k, dtype=np.int32), n))
+    keys = pa.array(list(headers.keys()), pa.string()).take(picks)
+    items = pa.array(list(headers.values()), pa.string()).take(picks)
+    offsets = pa.array(np.arange(0, k * n + 1, k, dtype=np.int32))
+    return pa.MapArray.from_arrays(offsets, keys, items, type=map_type)
