@@ -1,0 +1,1 @@
+"""Thin spark-submit / Databricks entrypoints; they call only `pipelines`."""

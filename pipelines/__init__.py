@@ -1,0 +1,1 @@
+"""Wiring and runtime: configuration loading, the capture coordinator, the CLI and the demo."""

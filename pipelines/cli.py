@@ -1,0 +1,74 @@
+"""The ``cdc-lakehouse`` command line: a thin shell over `pipelines`.
+
+Exit codes: 0 success, 1 runtime failure, 2 invalid configuration or usage, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from cdc_sources.spi import CdcError, ConfigError
+
+EXIT_OK, EXIT_FAILURE, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
+                        help="more log output (-vv for debug)")
+    common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="only errors")
+    p = argparse.ArgumentParser(prog="cdc-lakehouse", parents=[common], description=(
+        "Change data capture into Delta Lake: capture databases into bronze, build silver tables."))
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def with_config(name: str, help_: str) -> argparse.ArgumentParser:
+        cmd = sub.add_parser(name, help=help_, description=help_, parents=[common])
+        cmd.add_argument("-c", "--config", required=True, help="pipeline YAML file")
+        return cmd
+
+    with_config("validate", "check a pipeline file and its connector options; connect to nothing")
+    cap = with_config("capture", "capture sources into bronze (snapshot, then stream)")
+    cap.add_argument("--until-idle", action="store_true", help="return once everything available is in bronze")
+    cap.add_argument("--source", action="append", help="only this source (repeatable)")
+    sil = with_config("silver", "build silver tables from bronze")
+    sil.add_argument("--once", action="store_true", help="process everything new, then return")
+    with_config("run", "capture and build silver continuously")
+    with_config("status", "show committed offsets and bronze table sizes")
+    demo = sub.add_parser("demo", parents=[common], help="capture a throwaway local PostgreSQL into a local lakehouse",
+                          description="Start a private PostgreSQL with sample data, capture it into bronze "
+                                      "and build silver, printing what happens.")
+    demo.add_argument("--dir", default="demo-lakehouse", help="where the lakehouse and database go")
+    demo.add_argument("--keep", action="store_true", help="keep the database directory afterwards")
+    return p
+
+
+def _setup_logging(verbose: int, quiet: bool) -> None:
+    level = logging.ERROR if quiet else (logging.DEBUG if verbose > 1 else logging.INFO if verbose else logging.WARNING)
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    verbose, quiet = getattr(args, "verbose", 0), getattr(args, "quiet", False)
+    _setup_logging(verbose, quiet)
+    say = (lambda _m: None) if quiet else (lambda m: print(m, flush=True))
+    try:
+        from pipelines import commands
+
+        return commands.dispatch(args, say)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    except CdcError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

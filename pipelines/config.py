@@ -1,0 +1,237 @@
+"""Pipeline YAML: loading, ``${ENV}`` interpolation, validation with file/line/key errors.
+
+A pipeline file is parsed into typed objects before anything connects or starts Spark. Every
+problem is reported at once, each with the file, line and dotted key path, and the valid
+values where there is a fixed set. Secrets come from ``${VAR}`` references or from the
+environment override ``CDC__SOURCES__<NAME>__PASSWORD`` and are held as `SecretStr`, so they
+never print.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from cdc_sources.spi import ConfigError, ConfigProblem
+from pipelines.engine import EngineSpec
+from silver.declarations import SilverOptions, SilverTable
+
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_NAME = r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Connection(_Strict):
+    """How to reach a source database. ``password`` should be a ``${ENV}`` reference."""
+
+    host: str = "127.0.0.1"
+    port: int | None = None
+    database: str | None = None
+    user: str | None = None
+    password: SecretStr | None = None
+    sslmode: str | None = None
+
+
+class CaptureSettings(_Strict):
+    """How a capture task batches commits to bronze (not Debezium options).
+
+    Attributes:
+        commit_interval_ms: the longest a change waits before it is committed to bronze.
+        commit_max_records: a batch is committed once it holds this many records.
+        commit_max_bytes: ... or this many bytes of key/value/position text (bounds memory:
+            at most one batch is being written while the next one fills).
+    """
+
+    commit_interval_ms: int = Field(1000, ge=10)
+    commit_max_records: int = Field(200_000, ge=1)
+    commit_max_bytes: int = Field(32 * 1024 * 1024, ge=1024)
+
+
+class SourceSpec(_Strict):
+    """One source database: a connector, its connection and its Debezium options."""
+
+    name: str = Field(pattern=_NAME)
+    connector: Literal["postgres", "mysql", "mariadb", "sqlserver", "oracle"]
+    connection: Connection = Field(default_factory=Connection)
+    options: dict[str, Any] = {}
+    capture: CaptureSettings = Field(default_factory=CaptureSettings)
+
+
+class Lakehouse(_Strict):
+    """Where the tables live: a path or URI, plus object-store options."""
+
+    root: str
+    storage_options: dict[str, str] = {}
+
+
+class PipelineConfig(_Strict):
+    """A whole pipeline file."""
+
+    version: Literal[1] = 1
+    pipeline: str = Field(pattern=_NAME)
+    lakehouse: Lakehouse
+    engine: EngineSpec = Field(default_factory=EngineSpec)
+    sources: list[SourceSpec] = Field(min_length=1)
+    silver: list[SilverTable] = []
+    silver_options: SilverOptions = Field(default_factory=SilverOptions)
+
+    @field_validator("sources")
+    @classmethod
+    def _unique_sources(cls, sources: list[SourceSpec]) -> list[SourceSpec]:
+        names = [s.name for s in sources]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"source names must be unique; repeated: {', '.join(dupes)}")
+        return sources
+
+    def source(self, name: str) -> SourceSpec:
+        for s in self.sources:
+            if s.name == name:
+                return s
+        raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class LoadedPipeline:
+    """A validated pipeline file and where it came from."""
+
+    config: PipelineConfig
+    path: Path
+
+
+def load_pipeline(path: str | Path, *, env: Mapping[str, str] | None = None) -> LoadedPipeline:
+    """Read, interpolate and validate a pipeline file.
+
+    Raises:
+        ConfigError: with every problem found, each naming the file, line and key.
+    """
+    path = Path(path)
+    env = os.environ if env is None else env
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError([ConfigProblem("", f"cannot read the file: {exc.strerror}")], file=str(path)) from exc
+    return LoadedPipeline(parse_pipeline(text, file=str(path), env=env), path)
+
+
+def parse_pipeline(text: str, *, file: str = "<string>", env: Mapping[str, str]) -> PipelineConfig:
+    """Validate pipeline YAML text; see `load_pipeline`."""
+    data, lines = read_document(text, file=file, env=env)
+    try:
+        return PipelineConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(pydantic_problems(exc, lines), file=file) from None
+
+
+def read_document(text: str, *, file: str, env: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, int]]:
+    """Parse YAML and interpolate ``${ENV}``; returns the data and a key-path -> line index.
+
+    Raises:
+        ConfigError: malformed YAML, a non-mapping document, or unset variables.
+    """
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        msg = f"malformed YAML: {getattr(exc, 'problem', None) or exc}"
+        raise ConfigError([ConfigProblem("", msg, line)], file=file) from None
+    lines = _line_index(node)
+    if not isinstance(data, dict):
+        raise ConfigError([ConfigProblem("", "the file must be a YAML mapping (pipeline:, sources:, ...)", 1)],
+                          file=file)
+    problems: list[ConfigProblem] = []
+    data = _interpolate(data, "", env, problems, lines)
+    _apply_env_overrides(data, env)
+    if problems:
+        raise ConfigError(problems, file=file)
+    return data, lines
+
+
+def _interpolate(value: Any, path: str, env: Mapping[str, str], problems: list[ConfigProblem],
+                 lines: Mapping[str, int]) -> Any:
+    if isinstance(value, dict):
+        return {k: _interpolate(v, _join(path, str(k)), env, problems, lines) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_interpolate(v, f"{path}[{i}]", env, problems, lines) for i, v in enumerate(value)]
+    if not isinstance(value, str) or "${" not in value:
+        return value
+
+    def sub(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in env:
+            return env[name]
+        if default is not None:
+            return default
+        problems.append(ConfigProblem(path, f"environment variable {name} is not set", lines.get(path)))
+        return ""
+
+    return _ENV_REF.sub(sub, value)
+
+
+def _apply_env_overrides(data: dict[str, Any], env: Mapping[str, str]) -> None:
+    """``CDC__SOURCES__<NAME>__PASSWORD`` (and ``__USER``, ``__HOST``) override the file."""
+    for source in data.get("sources") or []:
+        if not isinstance(source, dict) or "name" not in source:
+            continue
+        prefix = f"CDC__SOURCES__{str(source['name']).upper().replace('-', '_').replace('.', '_')}__"
+        for field_name in ("password", "user", "host", "port", "database"):
+            value = env.get(prefix + field_name.upper())
+            if value is not None:
+                source.setdefault("connection", {})[field_name] = value
+
+
+def pydantic_problems(exc: ValidationError, lines: Mapping[str, int]) -> list[ConfigProblem]:
+    """Turn pydantic's errors into problems with dotted paths and line numbers."""
+    problems = []
+    for err in exc.errors():
+        path = ""
+        for part in err["loc"]:
+            path = f"{path}[{part}]" if isinstance(part, int) else _join(path, str(part))
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key"
+        elif err["type"] == "literal_error":
+            msg = f"invalid value {err.get('input')!r}; {msg.lower()}"
+        problems.append(ConfigProblem(path, msg, nearest_line(path, lines)))
+    return problems
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def nearest_line(path: str, lines: Mapping[str, int]) -> int | None:
+    """The line of ``path``, or of its nearest parent that has one."""
+    while path:
+        if path in lines:
+            return lines[path]
+        path = re.sub(r"(\.[^.\[\]]*|\[\d+\])$", "", path)
+    return None
+
+
+def _line_index(node: yaml.Node | None, path: str = "", out: dict[str, int] | None = None) -> dict[str, int]:
+    """Map dotted key paths to 1-based line numbers of a composed YAML document."""
+    out = {} if out is None else out
+    if isinstance(node, yaml.MappingNode):
+        for key, child in node.value:
+            child_path = _join(path, str(key.value))
+            out[child_path] = key.start_mark.line + 1
+            _line_index(child, child_path, out)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, child in enumerate(node.value):
+            child_path = f"{path}[{i}]"
+            out[child_path] = child.start_mark.line + 1
+            _line_index(child, child_path, out)
+    return out

@@ -1,0 +1,199 @@
+"""Runs a capture session into bronze: plan, snapshot if planned, then stream.
+
+The coordinator alone decides the order and the commit points. Records are buffered and
+committed as one bronze batch when the buffer reaches ``commit_max_records`` or has waited
+``commit_interval_ms``; the source is acknowledged only after a commit whose offset came
+from a checkpoint (a transaction boundary), never ahead of bronze.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from bronze.writer import BronzeCommitResult, BronzeWriter, StoredOffset
+from cdc_sources.spi import (
+    CaptureSession,
+    ChangeBlock,
+    ChangeRecord,
+    Checkpoint,
+    SchemaVersion,
+    SnapshotProgress,
+    StreamItem,
+)
+
+log = logging.getLogger(__name__)
+
+ProgressFn = Callable[[str], None]
+
+
+@dataclass
+class CaptureResult:
+    """What a capture run did."""
+
+    plan_reason: str = ""
+    snapshot_rows: int = 0
+    streamed_records: int = 0
+    batches: int = 0
+    skipped_replays: int = 0
+    per_topic: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+@dataclass
+class _Buffer:
+    records: list[ChangeRecord | ChangeBlock] = field(default_factory=list)
+    count: int = 0
+    size: int = 0
+    schemas: list[SchemaVersion] = field(default_factory=list)
+    checkpoint: dict[str, Any] | None = None
+    since: float = 0.0
+
+    def add_run(self, run: list[ChangeRecord]) -> None:
+        if not self.records:
+            self.since = time.monotonic()
+        self.records.extend(run)
+        self.count += len(run)
+        self.size += sum(len(r.value or "") + len(r.position) for r in run)
+
+    def add(self, item: ChangeRecord | ChangeBlock) -> None:
+        if not self.records:
+            self.since = time.monotonic()
+        self.records.append(item)
+        if isinstance(item, ChangeBlock):
+            self.count += len(item)
+            self.size += item.values.nbytes + item.positions.nbytes + (item.keys.nbytes if item.keys else 0)
+        else:
+            self.count += 1
+            self.size += len(item.value or "") + len(item.position)
+
+    def last_position(self) -> str:
+        last = self.records[-1]
+        return str(last.positions[-1]) if isinstance(last, ChangeBlock) else last.position
+
+
+class Coordinator:
+    """Drives one `CaptureSession` into one `BronzeWriter`. Not thread-safe."""
+
+    def __init__(self, session: CaptureSession, writer: BronzeWriter, stored: StoredOffset | None, *,
+                 commit_interval_ms: int, commit_max_records: int, commit_max_bytes: int = 32 << 20,
+                 progress: ProgressFn | None = None) -> None:
+        self.session = session
+        self.writer = writer
+        self.stored = stored
+        self.interval = commit_interval_ms / 1000
+        self.max_records = commit_max_records
+        self.max_bytes = commit_max_bytes
+        self.progress = progress or (lambda _msg: None)
+        self.result = CaptureResult()
+        self._snapshot_completed = stored.snapshot_completed if stored else False
+        self._offset: dict[str, Any] = dict(stored.offset) if stored else {}
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="bronze-commit")
+        self._inflight: tuple[Future[BronzeCommitResult], dict[str, Any] | None, bool] | None = None
+
+    def run(self, *, until_idle: bool) -> CaptureResult:
+        started = time.monotonic()
+        try:
+            self._run(until_idle)
+        finally:
+            self._pool.shutdown(wait=True)
+        self.result.seconds = time.monotonic() - started
+        return self.result
+
+    def _run(self, until_idle: bool) -> None:
+        plan = self.session.plan()
+        self.result.plan_reason = plan.reason
+        self.progress(f"plan: {plan.reason}")
+        if plan.snapshot_data:
+            # a snapshot cut short leaves rows, even before its first offset was committed
+            removed = self.writer.discard_incomplete_snapshot()
+            if removed:
+                self.progress(f"removed {removed} rows of an interrupted snapshot from bronze")
+            self._snapshot_completed = False
+            self._drain(self.session.snapshot(), snapshot=True)
+            self._snapshot_completed = True
+        if plan.stream:
+            self._drain(self.session.stream(until_idle=until_idle), snapshot=False)
+        self._wait()
+
+    def _drain(self, items: Iterator[StreamItem], *, snapshot: bool) -> None:
+        buf = _Buffer(since=time.monotonic())
+        rate_start = time.monotonic()
+        for item in items:
+            if self._inflight is not None and self._inflight[0].done():
+                self._wait()  # acknowledge as soon as the commit is durable
+            if type(item) is list:
+                buf.add_run(item)
+            elif isinstance(item, ChangeRecord | ChangeBlock):
+                buf.add(item)
+            elif isinstance(item, Checkpoint):
+                buf.checkpoint = item.offset
+                due = time.monotonic() - buf.since >= self.interval
+                if item.idle or snapshot or (due and (buf.records or item.offset != self._offset)):
+                    self._commit(buf, snapshot)
+                if item.idle:
+                    self._wait()
+                continue
+            elif isinstance(item, SchemaVersion):
+                buf.schemas.append(item)
+            elif isinstance(item, SnapshotProgress):
+                elapsed = max(time.monotonic() - rate_start, 1e-6)
+                number = item.tables_done if item.table_done else item.tables_done + 1
+                state = "done" if item.table_done else "reading"
+                self.progress(f"snapshot table {number}/{item.tables_total} {item.table}: {state}, "
+                              f"{item.rows:,} rows ({item.rows / elapsed:,.0f} rows/s)")
+                if item.table_done:
+                    rate_start = time.monotonic()
+                continue
+            if buf.count >= self.max_records or buf.size >= self.max_bytes or (
+                buf.records and time.monotonic() - buf.since >= self.interval
+            ):
+                self._commit(buf, snapshot)
+        if buf.records or buf.schemas or buf.checkpoint is not None:
+            self._commit(buf, snapshot)
+        self._wait()
+
+    def _commit(self, buf: _Buffer, snapshot: bool) -> None:
+        """Hand the buffer to the commit thread; at most one commit is in flight.
+
+        Reading the source goes on while the previous batch is written. The source is
+        acknowledged only once the batch's commit has returned.
+        """
+        offset = buf.checkpoint
+        acknowledge = offset is not None
+        if offset is None and snapshot and buf.records:
+            offset = orjson.loads(buf.last_position())
+        offset = offset if offset is not None else self._offset
+        # the snapshot reader yields a Checkpoint only once every table has been read
+        completed = self._snapshot_completed or (snapshot and buf.checkpoint is not None)
+        self._wait()
+        future = self._pool.submit(self.writer.commit, buf.records, buf.schemas, offset,
+                                   snapshot_completed=completed)
+        self._inflight = (future, offset if acknowledge else None, snapshot)
+        self._offset = dict(offset)
+        buf.records, buf.schemas, buf.checkpoint, buf.count, buf.size = [], [], None, 0, 0
+        buf.since = time.monotonic()
+
+    def _wait(self) -> None:
+        """Wait for the commit in flight, account for it and acknowledge its offset."""
+        if self._inflight is None:
+            return
+        future, ack, snapshot = self._inflight
+        self._inflight = None
+        result = future.result()
+        self.result.batches += 1
+        self.result.skipped_replays += result.records_skipped
+        for topic, n in result.per_topic.items():
+            self.result.per_topic[topic] = self.result.per_topic.get(topic, 0) + n
+        if snapshot:
+            self.result.snapshot_rows += result.records_written + result.records_skipped
+        else:
+            self.result.streamed_records += result.records_written + result.records_skipped
+        if ack is not None:
+            self.session.acknowledge(ack)

@@ -1,0 +1,184 @@
+"""Spark engine selection (``engine:`` in the pipeline YAML) and the session factory.
+
+* ``sail`` (default): starts `pysail`'s Spark Connect server in this process on a free
+  127.0.0.1 port and connects to it. No JVM, native Delta Lake.
+* ``spark``: a classic ``SparkSession`` with Delta Lake. Under ``spark-submit`` or on
+  Databricks the active session is reused as is; otherwise a local session is built with
+  ``configure_spark_with_delta_pip`` (delta-spark installed) or ``spark.jars.packages``.
+* ``connect``: a remote Spark Connect endpoint (``sc://host:port``, Databricks Connect).
+
+``conf`` entries are applied to the session (Spark SQL settings such as
+``spark.sql.shuffle.partitions``). `stop_session` stops what `create_session` started,
+including the embedded Sail server; sessions it did not create are left running.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, model_validator
+from pyspark.sql import SparkSession
+
+from cdc_sources.spi import ConfigError, ConfigProblem, MissingDependencyError
+
+__all__ = ["DELTA_SPARK_PACKAGE", "EngineSpec", "classic_conf", "create_session", "engine_session", "stop_session"]
+
+log = logging.getLogger(__name__)
+
+DELTA_SPARK_PACKAGE = "io.delta:delta-spark_2.13:4.1.0"
+"""The Delta Lake artifact a classic local session loads when delta-spark is not installed."""
+
+_DELTA_CONF = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+}
+
+
+class EngineSpec(BaseModel):
+    """Which Spark runs the silver jobs: embedded Sail, classic Spark, or a Spark Connect URL.
+
+    Attributes:
+        kind: ``sail``, ``spark`` or ``connect``.
+        url: the Spark Connect URL (``sc://host:port``), for ``connect`` only.
+        conf: Spark settings applied to the session.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["sail", "spark", "connect"] = "sail"
+    url: str | None = None
+    conf: dict[str, str] = {}
+
+    @model_validator(mode="after")
+    def _url_rules(self) -> EngineSpec:
+        if self.kind == "connect" and not (self.url or "").startswith("sc://"):
+            raise ValueError("engine kind 'connect' needs url: sc://host:port")
+        if self.kind != "connect" and self.url is not None:
+            raise ValueError(f"url is only used with kind 'connect', not {self.kind!r}")
+        return self
+
+
+@dataclass(frozen=True)
+class _Owned:
+    """How a session made here is stopped: ``borrowed`` sessions (spark-submit) are not."""
+
+    borrowed: bool = False
+    server: Any = None  # the embedded Sail server, if any
+
+
+_OWNED: dict[int, _Owned] = {}
+
+
+def create_session(spec: EngineSpec) -> SparkSession:
+    """A Spark session for ``spec`` (see module doc). Stop it with `stop_session`.
+
+    Raises:
+        MissingDependencyError: ``pysail`` is missing for ``sail``.
+        ConfigError: the engine cannot be reached or started.
+    """
+    if spec.kind == "sail":
+        return _sail_session(spec)
+    if spec.kind == "connect":
+        assert spec.url is not None
+        spark = _apply_conf(SparkSession.Builder().remote(spec.url).create(), spec.conf)
+        _OWNED[id(spark)] = _Owned()
+        return spark
+    return _classic_session(spec)
+
+
+def stop_session(spark: SparkSession) -> None:
+    """Stop a session made by `create_session` (and its embedded server); others are left alone."""
+    owned = _OWNED.pop(id(spark), None)
+    if owned is None or owned.borrowed:
+        return
+    try:
+        spark.stop()
+    finally:
+        if owned.server is not None:
+            owned.server.stop()
+
+
+@contextmanager
+def engine_session(spec: EngineSpec) -> Iterator[SparkSession]:
+    """`create_session` as a context manager."""
+    spark = create_session(spec)
+    try:
+        yield spark
+    finally:
+        stop_session(spark)
+
+
+def _apply_conf(spark: SparkSession, conf: dict[str, str]) -> SparkSession:
+    for key, value in conf.items():
+        spark.conf.set(key, value)
+    return spark
+
+
+def _sail_session(spec: EngineSpec) -> SparkSession:
+    try:
+        from pysail.spark import SparkConnectServer
+    except ImportError as exc:
+        raise MissingDependencyError("pysail", "spark") from exc
+    server = SparkConnectServer("127.0.0.1", 0)
+    server.start(background=True)
+    host, port = server.listening_address
+    try:
+        builder = SparkSession.Builder().remote(f"sc://{host}:{port}")
+        for key, value in {"spark.sql.session.timeZone": "UTC", **spec.conf}.items():
+            builder = builder.config(key, value)
+        spark = builder.create()  # a new session even if another Connect session exists
+    except Exception:
+        server.stop()
+        raise
+    _OWNED[id(spark)] = _Owned(server=server)
+    log.info("started embedded Sail Spark Connect server on %s:%s", host, port)
+    return spark
+
+
+def classic_conf(spec: EngineSpec, *, delta_pip: bool) -> dict[str, str]:
+    """The settings a local classic session is built with (Delta, UTC, the user's conf).
+
+    ``delta_pip``: delta-spark is installed (its jars come via ``configure_spark_with_delta_pip``);
+    otherwise the Delta artifact is fetched with ``spark.jars.packages``.
+    """
+    conf = {**_DELTA_CONF, "spark.sql.session.timeZone": "UTC"}
+    if not delta_pip:
+        conf["spark.jars.packages"] = DELTA_SPARK_PACKAGE
+    conf.update(spec.conf)
+    return conf
+
+
+def _is_connect(spark: SparkSession) -> bool:
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def _classic_session(spec: EngineSpec, *, with_delta: bool = True) -> SparkSession:
+    """A classic session (see module doc). pyspark cannot start a classic session in a process
+    that already made Spark Connect sessions: use one engine kind per process."""
+    active = SparkSession.getActiveSession()
+    if active is not None and not _is_connect(active):  # spark-submit / Databricks: use it as is
+        _OWNED.setdefault(id(active), _Owned(borrowed=True))
+        return _apply_conf(active, spec.conf)
+    try:  # delta-spark is optional: without it the jars come from spark.jars.packages
+        configure_spark_with_delta_pip = importlib.import_module("delta").configure_spark_with_delta_pip
+    except ImportError:
+        configure_spark_with_delta_pip = None
+    builder = SparkSession.Builder().master("local[*]").appName("cdc-lakehouse-silver")
+    conf = classic_conf(spec, delta_pip=configure_spark_with_delta_pip is not None)
+    if not with_delta:
+        conf = {k: v for k, v in conf.items() if k not in _DELTA_CONF and k != "spark.jars.packages"}
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    if with_delta and configure_spark_with_delta_pip is not None:
+        builder = configure_spark_with_delta_pip(builder)
+    try:
+        spark = builder.getOrCreate()
+    except Exception as exc:
+        raise ConfigError([ConfigProblem("engine", f"cannot start a classic Spark session: {exc}")]) from exc
+    _OWNED[id(spark)] = _Owned()
+    return spark

@@ -1,0 +1,56 @@
+"""Silver from a pipeline config: one pass, or capture and silver running together."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from pipelines.capture import run_capture
+from pipelines.config import PipelineConfig
+from pipelines.silver_runner import SilverRunResult, run_silver
+
+Progress = Callable[[str], None]
+
+
+def build_silver(config: PipelineConfig, *, once: bool, progress: Progress | None = None,
+                 stop: threading.Event | None = None) -> SilverRunResult:
+    """Run the pipeline's silver tables (``once``: everything new, then return)."""
+    return run_silver(
+        root=config.lakehouse.root, engine=config.engine, tables=config.silver, options=config.silver_options,
+        sources={s.name: s.name for s in config.sources}, once=once, progress=progress,
+        storage_options=config.lakehouse.storage_options or None, stop=stop,
+    )
+
+
+def silver_summary(result: SilverRunResult) -> list[str]:
+    """One line per table of the last pass, plus the errors."""
+    last = {t.table: t for t in result.tables}
+    lines = [f"silver {t.table}: {t.status}, {t.events} events read, {t.upserts} upserts, {t.deletes} deletes"
+             + (f", {t.quarantined} quarantined" if t.quarantined else "") for t in last.values()]
+    lines.extend(f"silver {t.table} FAILED: {t.error}" for t in result.errors)
+    return lines
+
+
+def run_continuously(config: PipelineConfig, *, progress: Progress | None = None) -> int:
+    """Capture every source and build silver at the configured interval until interrupted."""
+    stop = threading.Event()
+    failure: list[BaseException] = []
+
+    def capture() -> None:
+        try:
+            run_capture(config, until_idle=False, progress=progress)
+        except BaseException as exc:  # reported by the main thread
+            failure.append(exc)
+        finally:
+            stop.set()
+
+    thread = threading.Thread(target=capture, name="capture", daemon=True)
+    thread.start()
+    try:
+        result = build_silver(config, once=False, progress=progress, stop=stop)
+    except KeyboardInterrupt:
+        stop.set()
+        raise
+    if failure:
+        raise failure[0]
+    return 0 if result.ok else 1

@@ -1,0 +1,259 @@
+"""The incremental silver runner: ``cdc-lakehouse silver -c FILE [--once]``.
+
+Each pass applies, for every declared silver table, the bronze rows committed since the
+table's recorded progress (a ``seq`` range read from a pinned bronze version; Delta skips the
+other files), then records the new progress. A table that fails (incompatible schema change,
+missing schema, engine error) is reported and left untouched; the others carry on. With
+``once`` the runner returns after one pass; otherwise it repeats every
+``silver_options.interval_seconds`` until stopped (``stop`` event or Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from pyspark.sql import SparkSession
+
+from bronze.schema import topic_path
+from cdc_sources.spi import CdcError, ConfigError, ConfigProblem
+from pipelines.engine import EngineSpec, create_session, stop_session
+from silver.bronze_reader import SeqRange, bronze_files, plan_range, read_range, spark_range
+from silver.consistency import SourceCut, committed_cut, cut_upto_seq
+from silver.context import ApplyContext
+from silver.declarations import SilverOptions, SilverTable
+from silver.delta_io import is_missing_table_error
+from silver.increment import apply_increment
+from silver.progress import Progress, ProgressStore
+from silver.schema_history import TopicSchema, load_topic_schemas
+from silver.target import SilverTarget
+
+__all__ = ["SilverRunResult", "TableRunResult", "run_silver", "source_of_topic"]
+
+log = logging.getLogger(__name__)
+
+Status = Literal["applied", "up_to_date", "waiting", "failed"]
+
+
+@dataclass(frozen=True)
+class TableRunResult:
+    """What one pass did to one silver table.
+
+    Attributes:
+        status: ``applied``, ``up_to_date`` (nothing new), ``waiting`` (no bronze table or no
+            complete transaction cut yet) or ``failed`` (see ``error``).
+        events: bronze rows read; upserts/deletes: changes applied (latest per key for SCD1,
+            versions for SCD2); quarantined: events set aside; truncates: truncates applied.
+        seq_from: the increment's lower bound (exclusive); seq_to: its upper bound (inclusive).
+        files_read / files_total: bronze data files read / in the table version (None if unknown).
+        schema_changes: silver schema changes made.
+        error: why the table failed.
+    """
+
+    table: str
+    topic: str
+    status: Status
+    events: int = 0
+    upserts: int = 0
+    deletes: int = 0
+    quarantined: int = 0
+    truncates: int = 0
+    seq_from: int | None = None
+    seq_to: int | None = None
+    files_read: int | None = None
+    files_total: int | None = None
+    schema_changes: tuple[str, ...] = ()
+    error: str | None = None
+    seconds: float = 0.0
+
+
+@dataclass
+class SilverRunResult:
+    """Every pass of a run, table by table."""
+
+    passes: int = 0
+    tables: list[TableRunResult] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[TableRunResult]:
+        """The failed table results."""
+        return [t for t in self.tables if t.status == "failed"]
+
+    @property
+    def ok(self) -> bool:
+        """True if no table failed."""
+        return not self.errors
+
+    def for_table(self, table: str) -> list[TableRunResult]:
+        """The results of one table, in pass order."""
+        return [t for t in self.tables if t.table == table]
+
+
+def source_of_topic(topic: str, sources: Mapping[str, str]) -> str:
+    """The source (name) whose topic prefix starts ``topic`` (the longest prefix wins).
+
+    Raises:
+        ConfigError: no declared source produces the topic.
+    """
+    matches = [name for name, prefix in sources.items() if topic.startswith(prefix + ".")]
+    if not matches:
+        prefixes = ", ".join(f"{n} ({p})" for n, p in sources.items()) or "none"
+        raise ConfigError([ConfigProblem("silver", f"topic {topic!r} does not start with the topic prefix of any "
+                                                   f"source; sources: {prefixes}")])
+    return max(matches, key=lambda n: len(sources[n]))
+
+
+def run_silver(*, root: str, engine: EngineSpec, tables: Sequence[SilverTable], options: SilverOptions,
+               sources: Mapping[str, str], once: bool, progress: Callable[[str], None] | None = None,
+               storage_options: Mapping[str, str] | None = None, stop: threading.Event | None = None,
+               spark: SparkSession | None = None) -> SilverRunResult:
+    """Run the silver tables (see module doc); returns every pass's per-table results.
+
+    Args:
+        root: the lakehouse root (bronze under ``<root>/bronze``).
+        engine: which Spark to use (ignored when ``spark`` is given).
+        tables: the ``silver:`` declarations.
+        options: ``silver_options:``.
+        sources: source name -> topic prefix.
+        once: one pass, then return.
+        progress: receives one line per table and pass.
+        storage_options: object-store options for delta-rs metadata reads.
+        stop: set it to end a looping run after the current pass.
+        spark: an existing session to use (not stopped at the end).
+
+    Raises:
+        ConfigError: a table's topic matches no source.
+    """
+    owners = {t.table: source_of_topic(t.source, sources) for t in tables}
+    session = spark if spark is not None else create_session(engine)
+    say = progress or (lambda _line: None)
+    result = SilverRunResult()
+    try:
+        runner = _Runner(session, root, options, dict(storage_options or options.storage_options), say)
+        while True:
+            result.tables += runner.run_pass(tables, owners)
+            result.passes += 1
+            if once or (stop is not None and stop.wait(options.interval_seconds)):
+                break
+            if stop is None:
+                time.sleep(options.interval_seconds)
+    except KeyboardInterrupt:
+        say("silver: interrupted; stopping after the last completed table")
+    finally:
+        if spark is None:
+            stop_session(session)
+    return result
+
+
+class _Runner:
+    """One run's shared state: session, progress store, schema cache. Not thread-safe."""
+
+    def __init__(self, spark: SparkSession, root: str, options: SilverOptions, storage: dict[str, str],
+                 say: Callable[[str], None]) -> None:
+        self.spark, self.root, self.options, self.storage, self.say = spark, root.rstrip("/"), options, storage, say
+        self.state = (options.state_location or f"{self.root}/silver/_cdc").rstrip("/")
+        self.quarantine = options.quarantine.location or f"{self.root}/silver/_quarantine"
+        self.store = ProgressStore(spark, self.state)
+
+    def run_pass(self, tables: Sequence[SilverTable], owners: Mapping[str, str]) -> list[TableRunResult]:
+        run_id = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
+        cache: dict[tuple[str, str], list[TopicSchema]] = {}
+        cuts: dict[str, SourceCut | None] = {}
+        out = []
+        for decl in tables:
+            source = owners[decl.table]
+            if self.options.consistency.get(source) == "transaction" and source not in cuts:
+                cuts[source] = committed_cut(self.spark, self.root, source)
+            started = time.monotonic()
+            res = self._run_table(decl, source, run_id, cache, cuts)
+            res = _with_seconds(res, time.monotonic() - started)
+            self.say(_describe(res))
+            out.append(res)
+        return out
+
+    def _run_table(self, decl: SilverTable, source: str, run_id: str,
+                   cache: dict[tuple[str, str], list[TopicSchema]],
+                   cuts: dict[str, SourceCut | None]) -> TableRunResult:
+        try:
+            return self._apply(decl, source, run_id, cache, cuts)
+        except CdcError as exc:
+            return TableRunResult(decl.table, decl.source, "failed", error=str(exc))
+        except Exception as exc:  # an engine error stops this table only
+            log.exception("silver table %s failed", decl.table)
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            return TableRunResult(decl.table, decl.source, "failed", error=f"{type(exc).__name__}: {first}")
+
+    def _range(self, decl: SilverTable, after: int, upto: int | None) -> SeqRange | Literal["missing"] | None:
+        path = topic_path(self.root, decl.source)
+        try:
+            files = bronze_files(path, self.storage)
+        except Exception as exc:  # delta-rs cannot read the store: let Spark find the bound
+            log.info("delta-rs cannot read %s (%s); using Spark for the increment bound", path, exc)
+            try:
+                return spark_range(self.spark, path, after, upto_seq=upto)
+            except Exception as spark_exc:
+                if is_missing_table_error(spark_exc):
+                    return "missing"
+                raise
+        if files is None:
+            return "missing"
+        return plan_range(files, after, upto_seq=upto, max_rows=self.options.max_bronze_rows_per_run)
+
+    def _apply(self, decl: SilverTable, source: str, run_id: str, cache: dict[tuple[str, str], list[TopicSchema]],
+               cuts: dict[str, SourceCut | None]) -> TableRunResult:
+        previous = self.store.read(decl.table)
+        after = previous.last_seq if previous else 0
+        upto: int | None = None
+        if source in cuts:
+            cut = cuts[source]
+            if cut is None or not cut.snapshot_completed:
+                return TableRunResult(decl.table, decl.source, "waiting", seq_from=after)
+            upto = cut_upto_seq(self.spark, topic_path(self.root, decl.source), after, cut)
+            if upto is None:
+                return TableRunResult(decl.table, decl.source, "up_to_date", seq_from=after)
+        rng = self._range(decl, after, upto)
+        if rng == "missing":
+            return TableRunResult(decl.table, decl.source, "waiting", seq_from=after)
+        if rng is None:
+            return TableRunResult(decl.table, decl.source, "up_to_date", seq_from=after)
+        ctx = ApplyContext(self.spark, self.options, run_id, self.state, self.quarantine,
+                           lambda topic: _schemas(self.spark, self.root, source, topic, cache))
+        target = SilverTarget.for_declaration(self.root, decl)
+        bronze = read_range(self.spark, topic_path(self.root, decl.source), rng)
+        res = apply_increment(ctx, decl, target, bronze, expected_keys=previous.keys if previous else None)
+        keys = res.keys or (previous.keys if previous else ())
+        self.store.write(Progress(decl.table, decl.source, rng.upto_seq, rng.version, keys, run_id,
+                                  dt.datetime.now(dt.UTC)))
+        return TableRunResult(decl.table, decl.source, "applied", res.events, res.upserts, res.deletes,
+                              res.quarantined, res.truncates, rng.after_seq, rng.upto_seq, rng.files_read,
+                              rng.files_total, tuple(res.schema_changes))
+
+
+def _schemas(spark: SparkSession, root: str, source: str, topic: str,
+             cache: dict[tuple[str, str], list[TopicSchema]]) -> list[TopicSchema]:
+    if (source, topic) not in cache:
+        cache[(source, topic)] = load_topic_schemas(spark, root, source, topic)
+    return cache[(source, topic)]
+
+
+def _with_seconds(res: TableRunResult, seconds: float) -> TableRunResult:
+    return replace(res, seconds=round(seconds, 3))
+
+
+def _describe(res: TableRunResult) -> str:
+    if res.status == "failed":
+        return f"silver {res.table}: FAILED: {res.error}"
+    if res.status != "applied":
+        return f"silver {res.table}: {res.status.replace('_', ' ')}"
+    files = "" if res.files_read is None else f", {res.files_read}/{res.files_total} bronze files"
+    extra = f", {res.quarantined} quarantined" if res.quarantined else ""
+    extra += f", {res.truncates} truncate(s)" if res.truncates else ""
+    extra += "".join(f"; {c}" for c in res.schema_changes)
+    return (f"silver {res.table}: {res.events} events (seq {res.seq_from}..{res.seq_to}{files}) -> "
+            f"{res.upserts} upserts, {res.deletes} deletes{extra} in {res.seconds:.2f}s")

@@ -1,0 +1,66 @@
+"""Whole-file validation: the pipeline schema and every source's connector options at once."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from cdc_sources.spi import ConfigError, ConfigProblem, Connector
+from pipelines.config import PipelineConfig, SourceSpec, nearest_line, pydantic_problems, read_document
+from pipelines.registry import build_connector
+
+
+@dataclass(frozen=True)
+class ValidatedPipeline:
+    """A pipeline file whose schema and connector options are all valid."""
+
+    config: PipelineConfig
+    path: Path
+    connectors: dict[str, Connector]
+
+
+def load_validated(path: str | Path, *, env: Mapping[str, str] | None = None) -> ValidatedPipeline:
+    """Read a pipeline file and validate everything that can be checked without connecting.
+
+    Raises:
+        ConfigError: every problem found, each with file, line and key path.
+    """
+    path = Path(path)
+    file = str(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError([ConfigProblem("", f"cannot read the file: {exc.strerror}")], file=file) from None
+    data, lines = read_document(text, file=file, env=os.environ if env is None else env)
+    problems: list[ConfigProblem] = []
+    config: PipelineConfig | None = None
+    try:
+        config = PipelineConfig.model_validate(data)
+    except ValidationError as exc:
+        problems.extend(pydantic_problems(exc, lines))
+    specs = list(enumerate(config.sources)) if config else _valid_sources(data.get("sources"))
+    connectors: dict[str, Connector] = {}
+    for index, spec in specs:
+        connector, found = build_connector(spec, f"sources[{index}]")
+        problems.extend(ConfigProblem(p.path, p.message, p.line or nearest_line(p.path, lines)) for p in found)
+        if connector is not None:
+            connectors[spec.name] = connector
+    if problems or config is None:
+        raise ConfigError(problems, file=file)
+    return ValidatedPipeline(config, path, connectors)
+
+
+def _valid_sources(raw: Any) -> list[tuple[int, SourceSpec]]:
+    """The source entries that are valid on their own, when the file as a whole is not."""
+    out = []
+    for index, item in enumerate(raw if isinstance(raw, list) else []):
+        try:
+            out.append((index, SourceSpec.model_validate(item)))
+        except ValidationError:
+            continue
+    return out
