@@ -1,0 +1,130 @@
+"""Reading bronze increments: only new rows, only the files that hold them.
+
+A bronze table only grows (append-only, ``seq`` strictly increasing), so an increment is a
+``seq`` range ``(after_seq, upto_seq]`` read from one pinned table version. The Delta log's
+per-file ``seq`` min/max statistics (read with delta-rs, no Spark job) give the range's upper
+bound and the files Spark will open; the Spark read filters on ``seq`` and Delta skips every
+other file. Without delta-rs access (e.g. a store it has no credentials for) the bound comes
+from a Spark aggregate and the file counts are unknown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as sf
+
+from bronze.schema import COL_SEQ
+
+__all__ = ["BronzeFiles", "SeqRange", "bronze_files", "plan_range", "read_range"]
+
+
+@dataclass(frozen=True)
+class FileStat:
+    """One data file of a bronze table version."""
+
+    min_seq: int
+    max_seq: int
+    rows: int
+
+
+@dataclass(frozen=True)
+class BronzeFiles:
+    """The data files of one bronze table version, with their ``seq`` statistics."""
+
+    version: int
+    files: tuple[FileStat, ...]
+
+    @property
+    def max_seq(self) -> int | None:
+        """The table's highest ``seq`` (None when empty)."""
+        return max((f.max_seq for f in self.files), default=None)
+
+
+@dataclass(frozen=True)
+class SeqRange:
+    """A bronze increment: rows with ``after_seq < seq <= upto_seq`` of table version ``version``.
+
+    Attributes:
+        files_read: data files whose ``seq`` range overlaps the increment (None if unknown).
+        files_total: data files of the table version (None if unknown).
+    """
+
+    after_seq: int
+    upto_seq: int
+    version: int | None
+    files_read: int | None = None
+    files_total: int | None = None
+
+
+def bronze_files(path: str, storage_options: dict[str, str] | None = None) -> BronzeFiles | None:
+    """The current version's files and stats via delta-rs; None if the table does not exist.
+
+    Raises:
+        OSError / deltalake errors when the store is unreachable (callers fall back to Spark).
+    """
+    from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
+
+    try:
+        table = DeltaTable(path, storage_options=storage_options or None)
+    except TableNotFoundError:
+        return None
+    actions = pa.table(table.get_add_actions(flatten=True))
+    names = set(actions.schema.names)
+    lo, hi, n = "min.seq", "max.seq", "num_records"
+    files = []
+    if lo in names and hi in names:
+        cols = actions.select([lo, hi, n]).to_pydict()
+        for mn, mx, rows in zip(cols[lo], cols[hi], cols[n], strict=True):
+            # a file without stats must be read: give it the widest range
+            files.append(FileStat(-(2**63) if mn is None else int(mn), 2**63 - 1 if mx is None else int(mx),
+                                  int(rows or 0)))
+    else:
+        files = [FileStat(-(2**63), 2**63 - 1, int(r or 0)) for r in actions.column(n).to_pylist()]
+    return BronzeFiles(int(table.version()), tuple(files))
+
+
+def plan_range(files: BronzeFiles, after_seq: int, *, upto_seq: int | None = None,
+               max_rows: int | None = None) -> SeqRange | None:
+    """The increment after ``after_seq`` (capped at ``upto_seq`` / about ``max_rows`` rows).
+
+    Returns None when there is nothing new.
+    """
+    newer = sorted((f for f in files.files if f.max_seq > after_seq), key=lambda f: f.min_seq)
+    top = files.max_seq
+    if not newer or top is None:
+        return None
+    upto = top if upto_seq is None else min(top, upto_seq)
+    if max_rows is not None:
+        taken, rows = [], 0
+        for f in newer:
+            taken.append(f)
+            rows += f.rows
+            if rows >= max_rows:
+                break
+        upto = min(upto, max(f.max_seq for f in taken))
+    if upto <= after_seq:
+        return None
+    read = sum(1 for f in newer if f.min_seq <= upto)
+    return SeqRange(after_seq, upto, files.version, read, len(files.files))
+
+
+def spark_range(spark: SparkSession, path: str, after_seq: int, *, upto_seq: int | None = None) -> SeqRange | None:
+    """`plan_range` without delta-rs: the upper bound from a Spark aggregate."""
+    df = spark.read.format("delta").load(path).where(sf.col(COL_SEQ) > after_seq)
+    if upto_seq is not None:
+        df = df.where(sf.col(COL_SEQ) <= upto_seq)
+    top = df.agg(sf.max(COL_SEQ).alias("m")).collect()[0]["m"]
+    return None if top is None else SeqRange(after_seq, int(top), None)
+
+
+def read_range(spark: SparkSession, path: str, rng: SeqRange) -> DataFrame:
+    """The bronze rows of ``rng`` (Delta skips files outside it using their ``seq`` stats)."""
+    reader = spark.read.format("delta")
+    if rng.version is not None:
+        reader = reader.option("versionAsOf", rng.version)
+    seq = sf.col(COL_SEQ)
+    return reader.load(path).where((seq > rng.after_seq) & (seq <= rng.upto_seq))

@@ -1,0 +1,88 @@
+"""What an apply needs besides the table and its increment, and what it reports."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as sf
+
+from silver.declarations import SilverOptions, SilverTable
+from silver.decode import KIND, REASON, UNAVAILABLE
+from silver.schema_history import TopicSchema
+
+__all__ = ["ApplyContext", "ApplyResult", "ChangeCounts", "count_changes", "stage", "view_name"]
+
+
+@dataclass(frozen=True)
+class ApplyContext:
+    """Shared by every apply of a run. Holds no per-table state.
+
+    Attributes:
+        spark: the engine session.
+        options: the pipeline's silver options.
+        run_id: identifies the run (quarantine rows, progress, temp views).
+        state_location: progress and staging live under it.
+        quarantine_location: the quarantine Delta table.
+        schemas: the schema history of a topic, oldest first.
+    """
+
+    spark: SparkSession
+    options: SilverOptions
+    run_id: str
+    state_location: str
+    quarantine_location: str
+    schemas: Callable[[str], list[TopicSchema]]
+
+
+@dataclass
+class ApplyResult:
+    """What one apply did (SCD1 counts are changes after keeping the latest per key)."""
+
+    events: int = 0
+    upserts: int = 0
+    deletes: int = 0
+    quarantined: int = 0
+    truncates: int = 0
+    keys: tuple[str, ...] = ()
+    schema_changes: list[str] = field(default_factory=list)
+    max_seq: int | None = None
+
+
+@dataclass(frozen=True)
+class ChangeCounts:
+    """Counts of a decoded frame: good upserts/deletes, bad events, upserts with placeholders."""
+
+    upserts: int
+    deletes: int
+    bad: int
+    unavailable: int
+
+
+def count_changes(df: DataFrame) -> ChangeCounts:
+    """One aggregate job over a (staged) decoded frame."""
+    flagged = (sf.col(KIND) == "u") & (sf.size(sf.col(UNAVAILABLE)) > 0)
+    rows = df.groupBy(KIND, sf.col(REASON).isNotNull().alias("bad"), flagged.alias("ph")).count().collect()
+    up = sum(int(r["count"]) for r in rows if not r["bad"] and r[KIND] == "u")
+    dl = sum(int(r["count"]) for r in rows if not r["bad"] and r[KIND] != "u")
+    bad = sum(int(r["count"]) for r in rows if r["bad"])
+    ph = sum(int(r["count"]) for r in rows if r["ph"] and not r["bad"])
+    return ChangeCounts(up, dl, bad, ph)
+
+
+def stage(ctx: ApplyContext, decl: SilverTable, df: DataFrame, name: str) -> DataFrame:
+    """Materialize ``df`` as parquet under the state location and read it back.
+
+    Staging fixes the increment's decoded rows once, so the counts, the quarantine and the
+    MERGE read the same rows without decoding the JSON again.
+    """
+    path = f"{ctx.state_location}/staging/{decl.table}/{name}"
+    df.write.mode("overwrite").parquet(path)
+    return ctx.spark.read.schema(df.schema).parquet(path)  # an empty frame writes no file
+
+
+def view_name(kind: str, table: str, run_id: str) -> str:
+    """A temp view name that is a plain identifier."""
+    return re.sub(r"\W", "_", f"__cdc_{kind}_{table}_{run_id}")

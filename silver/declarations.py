@@ -1,0 +1,341 @@
+"""The ``silver:`` and ``silver_options:`` sections of a pipeline file, as typed models.
+
+Each entry of ``silver:`` declares one silver table built from one bronze topic. The models
+are pydantic v2 with ``extra="forbid"``: an unknown key is an error, and the pipeline loader
+turns every error into ``file:line: silver[i].key: message``. Cross-field rules (a key column
+that is excluded, a rename onto another column, a cast to an unknown type...) are checked
+here, before Spark starts.
+
+Column references in a declaration (``keys``, ``columns``, ``exclude_columns``, ``rename``,
+``casts``, ``partition_by``, ``cluster_by``) always use the **source** column names; ``rename``
+only changes the name written to silver.
+
+Example (YAML)::
+
+    silver:
+      - table: customers
+        source: shop_pg.public.customers
+        keys: [id]
+        exclude_columns: [password_hash]
+        rename: {email: email_address}
+        casts: {balance: "decimal(18,2)"}
+        deletes: soft
+        history: scd1
+        schema_evolution: add_columns
+        partition_by: [country]
+        table_properties: {delta.autoOptimize.optimizeWrite: "true"}
+    silver_options:
+      interval_seconds: 30
+      consistency: {shop_pg: transaction}
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pyspark.sql.types import (
+    BinaryType,
+    BooleanType,
+    ByteType,
+    DataType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FloatType,
+    IntegerType,
+    LongType,
+    ShortType,
+    StringType,
+    TimestampNTZType,
+    TimestampType,
+)
+
+__all__ = [
+    "METADATA_PREFIX",
+    "QuarantineOptions",
+    "Scd2Columns",
+    "SilverOptions",
+    "SilverTable",
+    "SoftDeleteColumns",
+    "is_supported_cast",
+    "parse_cast_type",
+]
+
+METADATA_PREFIX = "_cdc_"
+"""Prefix of the bookkeeping columns silver adds (``_cdc_seq``, ``_cdc_op``, ``_cdc_ts``)."""
+
+_TABLE_NAME = r"^[A-Za-z0-9_][A-Za-z0-9_\-]*$"
+_PRIMITIVE_CASTS: dict[str, DataType] = {
+    "boolean": BooleanType(), "tinyint": ByteType(), "smallint": ShortType(), "int": IntegerType(),
+    "integer": IntegerType(), "bigint": LongType(), "float": FloatType(), "double": DoubleType(),
+    "string": StringType(), "binary": BinaryType(), "date": DateType(), "timestamp": TimestampType(),
+    "timestamp_ntz": TimestampNTZType(),
+}
+_DECIMAL = re.compile(r"^decimal\(\s*(\d{1,2})\s*,\s*(\d{1,2})\s*\)$")
+
+
+def is_supported_cast(type_text: str) -> bool:
+    """True if ``type_text`` is a Spark SQL type `casts:` accepts (primitives and decimals)."""
+    text = type_text.strip().lower()
+    if text in _PRIMITIVE_CASTS:
+        return True
+    match = _DECIMAL.match(text)
+    if match is None:
+        return False
+    precision, scale = int(match.group(1)), int(match.group(2))
+    return 0 < precision <= 38 and scale <= precision
+
+
+def parse_cast_type(type_text: str) -> DataType:
+    """The Spark type of a `casts:` entry (see `is_supported_cast`).
+
+    Raises:
+        ValueError: the type is not supported.
+    """
+    text = type_text.strip().lower()
+    if text in _PRIMITIVE_CASTS:
+        return _PRIMITIVE_CASTS[text]
+    match = _DECIMAL.match(text)
+    if match is None or not is_supported_cast(text):
+        raise ValueError(f"unsupported cast type {type_text!r}")
+    return DecimalType(int(match.group(1)), int(match.group(2)))
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SoftDeleteColumns(_Strict):
+    """Names of the columns that mark a soft-deleted row (``deletes: soft``).
+
+    Attributes:
+        flag: BOOLEAN, true once the source row was deleted.
+        timestamp: TIMESTAMP, the source commit time of the delete.
+    """
+
+    flag: str = "_cdc_deleted"
+    timestamp: str = "_cdc_deleted_at"
+
+
+class Scd2Columns(_Strict):
+    """Names of the SCD2 bookkeeping columns (``history: scd2``).
+
+    Attributes:
+        valid_from: TIMESTAMP, source commit time of the change that opened the version.
+        valid_to: TIMESTAMP, source commit time of the change that closed it (null while open).
+        current: BOOLEAN, true for the open version of a key.
+        deleted: BOOLEAN, true when the version was closed by a delete or a truncate.
+        end_seq: BIGINT, bronze ``seq`` of the change that closed the version.
+    """
+
+    valid_from: str = "_cdc_valid_from"
+    valid_to: str = "_cdc_valid_to"
+    current: str = "_cdc_is_current"
+    deleted: str = "_cdc_deleted"
+    end_seq: str = "_cdc_end_seq"
+
+
+class SilverTable(_Strict):
+    """One silver table: where it comes from and how changes are applied to it.
+
+    Attributes:
+        table: the silver table's name; also the default folder (``<root>/silver/<table>``) and
+            the id of its progress record.
+        source: the bronze topic, e.g. ``shop_pg.public.customers``.
+        keys: key columns (source names). Default: the source primary key from the schema
+            history. Keys other than the primary key need REPLICA IDENTITY FULL for deletes.
+        columns: the source columns to keep (default: all). Key columns are always kept.
+        exclude_columns: source columns to drop.
+        rename: source name -> silver name.
+        casts: source name -> Spark SQL type (``int``, ``bigint``, ``decimal(p,s)``, ...),
+            applied after the Debezium type is decoded.
+        deletes: ``hard`` removes the row; ``soft`` keeps it with the soft-delete columns set.
+        soft_delete: names of the soft-delete columns.
+        history: ``scd1`` keeps the latest version per key; ``scd2`` keeps one row per version.
+        scd2: names of the SCD2 columns.
+        schema_evolution: ``add_columns`` (new source columns are added, safe type widening is
+            applied), ``strict`` (any schema change stops the table), ``ignore`` (the silver
+            schema never changes; new source columns are left out).
+        partition_by: partition columns (source names).
+        cluster_by: liquid clustering columns (source names; Spark/Databricks only).
+        table_properties: Delta table properties set when the table is created (``delta.*``).
+        location: path or URI of the table (default ``<root>/silver/<table>``).
+        catalog_table: a catalog name (``catalog.schema.table``) to address the table by; with
+            ``location`` it is an external table at that location.
+    """
+
+    table: str = Field(pattern=_TABLE_NAME)
+    source: str = Field(min_length=3)
+    keys: list[str] | None = None
+    columns: list[str] | None = None
+    exclude_columns: list[str] = []
+    rename: dict[str, str] = {}
+    casts: dict[str, str] = {}
+    deletes: Literal["hard", "soft"] = "hard"
+    soft_delete: SoftDeleteColumns = SoftDeleteColumns()
+    history: Literal["scd1", "scd2"] = "scd1"
+    scd2: Scd2Columns = Scd2Columns()
+    schema_evolution: Literal["add_columns", "strict", "ignore"] = "add_columns"
+    partition_by: list[str] = []
+    cluster_by: list[str] = []
+    table_properties: dict[str, str] = {}
+    location: str | None = None
+    catalog_table: str | None = None
+
+    @field_validator("source")
+    @classmethod
+    def _topic_shape(cls, value: str) -> str:
+        if value.count(".") < 2 or any(not part for part in value.split(".")):
+            raise ValueError(
+                f"{value!r} is not a bronze topic; expected <topic.prefix>.<schema>.<table>, "
+                "e.g. shop_pg.public.customers"
+            )
+        return value
+
+    @field_validator("keys")
+    @classmethod
+    def _keys_not_empty(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and not value:
+            raise ValueError("keys must name at least one column; leave it out to use the primary key")
+        if value is not None and len(set(value)) != len(value):
+            raise ValueError(f"keys has repeated columns: {value}")
+        return value
+
+    @field_validator("casts")
+    @classmethod
+    def _known_casts(cls, value: dict[str, str]) -> dict[str, str]:
+        bad = {c: t for c, t in value.items() if not is_supported_cast(t)}
+        if bad:
+            raise ValueError(
+                f"unsupported cast type(s) {bad}; use boolean, tinyint, smallint, int, bigint, float, "
+                "double, string, binary, date, timestamp, timestamp_ntz or decimal(p,s) with p <= 38"
+            )
+        return value
+
+    @field_validator("table_properties")
+    @classmethod
+    def _delta_properties(cls, value: dict[str, str]) -> dict[str, str]:
+        bad = sorted(k for k in value if not k.startswith("delta."))
+        if bad:
+            raise ValueError(f"table properties must be Delta properties starting with 'delta.': {bad}")
+        return value
+
+    @field_validator("catalog_table")
+    @classmethod
+    def _catalog_parts(cls, value: str | None) -> str | None:
+        if value is not None and any(not part.strip() for part in value.split(".")):
+            raise ValueError(f"{value!r} is not a table name; expected [catalog.]schema.table")
+        return value
+
+    @model_validator(mode="after")
+    def _cross_checks(self) -> SilverTable:
+        problems = self._column_problems() + self._name_problems()
+        if self.deletes == "soft" and self.history == "scd2":
+            problems.append("deletes: soft does not apply to history: scd2 (a delete closes the version)")
+        if self.partition_by and self.cluster_by:
+            problems.append("use either partition_by or cluster_by, not both")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    def _column_problems(self) -> list[str]:
+        problems = []
+        keys = self.keys or []
+        if self.columns is not None:
+            problems += [f"partition column {c!r} is not in columns" for c in self.partition_by
+                         if c not in self.columns and c not in keys]
+        problems += [f"key column {k!r} cannot be in exclude_columns" for k in keys if k in self.exclude_columns]
+        if self.columns is not None and set(self.columns) & set(self.exclude_columns):
+            problems.append("a column cannot be both in columns and exclude_columns")
+        for option in ("rename", "casts"):
+            problems += [f"{option} names excluded column {c!r}" for c in getattr(self, option)
+                         if c in self.exclude_columns]
+        problems += [f"partition column {c!r} is excluded" for c in self.partition_by if c in self.exclude_columns]
+        return problems
+
+    def _name_problems(self) -> list[str]:
+        problems = []
+        targets = list(self.rename.values())
+        if len(set(targets)) != len(targets):
+            problems.append(f"rename maps two columns onto the same name: {self.rename}")
+        clash = sorted(set(targets) & (set(self.columns or []) - set(self.rename)))
+        if clash:
+            problems.append(f"rename targets {clash} are also kept source column names")
+        reserved = sorted(n for n in targets if n.startswith(METADATA_PREFIX) or n in self.metadata_names())
+        if reserved:
+            problems.append(f"rename targets {reserved} collide with silver bookkeeping columns")
+        if any(not n for n in targets):
+            problems.append("rename targets cannot be empty")
+        meta = self.metadata_names()
+        if len(set(meta)) != len(meta):
+            problems.append(f"bookkeeping column names must differ: {meta}")
+        return problems
+
+    def metadata_names(self) -> list[str]:
+        """The bookkeeping columns this declaration adds to the silver table."""
+        names = [f"{METADATA_PREFIX}seq", f"{METADATA_PREFIX}op", f"{METADATA_PREFIX}ts"]
+        if self.history == "scd2":
+            s = self.scd2
+            names += [s.valid_from, s.valid_to, s.current, s.deleted, s.end_seq]
+        elif self.deletes == "soft":
+            names += [self.soft_delete.flag, self.soft_delete.timestamp]
+        return names
+
+    def silver_name(self, source_column: str) -> str:
+        """The silver column name of a source column (after ``rename``)."""
+        return self.rename.get(source_column, source_column)
+
+    def keeps(self, source_column: str) -> bool:
+        """True if the declaration keeps this source column (selection + exclusions)."""
+        if source_column in self.exclude_columns:
+            return False
+        return self.columns is None or source_column in self.columns or source_column in (self.keys or [])
+
+
+class QuarantineOptions(_Strict):
+    """Where undecodable or mismatching bronze events go.
+
+    Attributes:
+        location: the quarantine Delta table (default ``<root>/silver/_quarantine``).
+        enabled: when false, a bad event stops its table instead (nothing is applied).
+    """
+
+    location: str | None = None
+    enabled: bool = True
+
+
+class SilverOptions(_Strict):
+    """Options for every silver table of a pipeline (YAML ``silver_options:``).
+
+    Attributes:
+        interval_seconds: pause between passes when the runner loops (without ``--once``).
+        consistency: per source name, ``table`` (default: each table advances on its own) or
+            ``transaction`` (all silver tables of the source advance to the same committed
+            capture batch, a source transaction boundary).
+        quarantine: where bad events go.
+        state_location: where progress and staging live (default ``<root>/silver/_cdc``).
+        unavailable_value_placeholder: the source connector's ``unavailable.value.placeholder``
+            (unchanged TOAST values); ``hex:``-prefixed values are bytes, as in Debezium.
+        max_bronze_rows_per_run: cap on bronze rows one table reads per pass (None: no cap).
+        variable_scale_decimal: the Spark type for ``VariableScaleDecimal`` (NUMERIC without
+            precision); values are rounded to its scale.
+        storage_options: object-store options for reading Delta metadata with delta-rs.
+    """
+
+    interval_seconds: float = Field(10.0, gt=0)
+    consistency: dict[str, Literal["table", "transaction"]] = {}
+    quarantine: QuarantineOptions = QuarantineOptions()
+    state_location: str | None = None
+    unavailable_value_placeholder: str = Field("__debezium_unavailable_value", min_length=1)
+    max_bronze_rows_per_run: int | None = Field(None, ge=1000)
+    variable_scale_decimal: str = "decimal(38,18)"
+    storage_options: dict[str, str] = {}
+
+    @field_validator("variable_scale_decimal")
+    @classmethod
+    def _decimal_type(cls, value: str) -> str:
+        if not _DECIMAL.match(value.strip().lower()) or not is_supported_cast(value):
+            raise ValueError(f"{value!r} is not a decimal type; write decimal(p,s) with p <= 38")
+        return value.strip().lower()

@@ -1,0 +1,150 @@
+"""The apply function both drivers share: one bronze increment into one silver table.
+
+`apply_increment` takes the increment as a DataFrame of bronze rows (the incremental runner
+reads a ``seq`` range; the Structured Streaming driver passes its micro-batch) and:
+
+1. scans it (schema ids, truncates) and plans decoding from the schema history;
+2. checks the key columns and plans schema evolution, raising *before* any write;
+3. keeps the latest event per key, decodes it and stages the result (parquet), then repairs
+   keys whose latest event is bad or carries unchanged-TOAST placeholders (slow path);
+4. quarantines bad events, evolves the silver schema, applies the last truncate and MERGEs.
+
+SCD2 tables take the same steps 1-2 and then `silver.scd2`. Every step is idempotent, so a
+run killed anywhere and re-run converges to the same table.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as sf
+from pyspark.sql.types import DecimalType, StructField
+
+from silver.apply import OP_COL, SEQ_COL, TS_COL, MergeSpec, merge_sql, metadata_fields, truncate_sql
+from silver.changes import event_rows, latest_per_key, repair
+from silver.context import ApplyContext, ApplyResult, ChangeCounts, count_changes, stage, view_name
+from silver.declarations import SilverTable, parse_cast_type
+from silver.decode import KIND, OP, REASON, SEQ, TS, UNAVAILABLE, DecodePlan
+from silver.errors import KeyResolutionError, SilverTableError
+from silver.evolution import EvolutionPlan, apply_evolution, plan_evolution
+from silver.quarantine import quarantine
+from silver.scan import IncrementScan, scan_increment
+from silver.scd2 import apply_scd2
+from silver.sql import column
+from silver.target import SilverTarget
+from silver.types import Placeholder, TypeOptions
+
+__all__ = ["ApplyContext", "ApplyResult", "apply_increment"]
+
+
+def apply_increment(ctx: ApplyContext, decl: SilverTable, target: SilverTarget, bronze: DataFrame,
+                    *, expected_keys: tuple[str, ...] | None = None) -> ApplyResult:
+    """Apply one bronze increment to one silver table (see module doc)."""
+    scan = scan_increment(bronze)
+    result = ApplyResult(events=scan.rows, truncates=len(scan.truncates), max_seq=scan.max_seq)
+    if scan.rows == 0:
+        return result
+    plan = _decode_plan(ctx, decl, scan)
+    result.keys = tuple(c.silver for c in plan.key_columns)
+    if expected_keys is not None and tuple(expected_keys) != result.keys:
+        raise KeyResolutionError(
+            f"silver table {decl.table!r} was built with keys {list(expected_keys)} but the source now has "
+            f"{list(result.keys)}; rebuild it (drop the table and its progress) or declare 'keys:'",
+            table=decl.table)
+    existing = target.read(ctx.spark)
+    batch_fields = [StructField(c.silver, c.target_type) for c in plan.columns]
+    evo = None if existing is None else plan_evolution(
+        decl.table, decl.schema_evolution, existing.schema, batch_fields, metadata_fields(decl))
+    if decl.history == "scd2":
+        apply_scd2(ctx, decl, target, bronze, plan, scan, evo, existing is not None, result)
+        return result
+    final, bad_extra, counts = _latest_changes(ctx, decl, bronze, plan, scan, existing)
+    result.upserts, result.deletes, result.quarantined = counts.upserts, counts.deletes, counts.bad
+    _quarantine(ctx, decl, final, bad_extra, result)
+    good = final.where(sf.col(REASON).isNull())
+    if existing is None:
+        _create(ctx, decl, target, good.where(sf.col(KIND) == "u"), plan)
+        return result
+    assert evo is not None
+    result.schema_changes += apply_evolution(ctx.spark, target, evo, existing.schema)
+    last = scan.last_truncate
+    if last is not None:
+        ctx.spark.sql(truncate_sql(target.sql_ref(), decl, last.seq, last.ts_ms)).collect()
+    _merge(ctx, decl, target, good, plan, evo)
+    return result
+
+
+def _decode_plan(ctx: ApplyContext, decl: SilverTable, scan: IncrementScan) -> DecodePlan:
+    history = ctx.schemas(decl.source)
+    versions = [v for v in history if v.schema_id in scan.schema_ids] or history[-1:]
+    vsd = parse_cast_type(ctx.options.variable_scale_decimal)
+    opts = TypeOptions(vsd) if isinstance(vsd, DecimalType) else TypeOptions()
+    return DecodePlan.build(decl, versions, placeholder=Placeholder(ctx.options.unavailable_value_placeholder),
+                            type_options=opts)
+
+
+def _latest_changes(ctx: ApplyContext, decl: SilverTable, bronze: DataFrame, plan: DecodePlan, scan: IncrementScan,
+                    existing: DataFrame | None) -> tuple[DataFrame, DataFrame | None, ChangeCounts]:
+    last = scan.last_truncate
+    events = event_rows(bronze, plan, after_truncate=None if last is None else last.seq)
+    staged = stage(ctx, decl, latest_per_key(events, plan), "latest")
+    counts = count_changes(staged)
+    if counts.bad == 0 and counts.unavailable == 0:
+        return staged, None, counts
+    fixed, bad = repair(events, staged, plan, existing)
+    bad_staged = stage(ctx, decl, bad, "bad")
+    repaired = stage(ctx, decl, fixed, "repaired")
+    return repaired, bad_staged, count_changes(repaired)
+
+
+def _quarantine(ctx: ApplyContext, decl: SilverTable, final: DataFrame, extra: DataFrame | None,
+                result: ApplyResult) -> None:
+    bad = final.where(sf.col(REASON).isNotNull())
+    if extra is not None:
+        result.quarantined += extra.count()
+        bad = bad.unionByName(extra)
+    if result.quarantined == 0:
+        return
+    if not ctx.options.quarantine.enabled:
+        sample = bad.select(REASON).limit(1).collect()[0][REASON]
+        raise SilverTableError(
+            f"silver table {decl.table!r}: {result.quarantined} event(s) cannot be applied (e.g. {sample}) and "
+            "quarantine is disabled; enable silver_options.quarantine or fix the source", table=decl.table)
+    quarantine(ctx.spark, ctx.quarantine_location, table=decl.table, topic=decl.source, run_id=ctx.run_id, bad=bad)
+
+
+def _silver_rows(decl: SilverTable, good_upserts: DataFrame, plan: DecodePlan) -> DataFrame:
+    cols = [column(c.silver) for c in plan.columns]
+    meta = [sf.col(SEQ).alias(SEQ_COL), sf.col(OP).alias(OP_COL), sf.col(TS).alias(TS_COL)]
+    if decl.deletes == "soft":
+        meta += [sf.lit(False).alias(decl.soft_delete.flag), sf.lit(None).cast("timestamp").alias(
+            decl.soft_delete.timestamp)]
+    return good_upserts.select(*cols, *meta)
+
+
+def _create(ctx: ApplyContext, decl: SilverTable, target: SilverTarget, good_upserts: DataFrame,
+            plan: DecodePlan) -> None:
+    names = {c.silver for c in plan.columns}
+    missing = [c for c in (*target.partition_by, *target.cluster_by) if c not in names]
+    if missing:
+        raise SilverTableError(f"silver table {decl.table!r}: partition/cluster column(s) {missing} are not "
+                               f"columns of {decl.source}", table=decl.table)
+    target.create(ctx.spark, _silver_rows(decl, good_upserts, plan))
+
+
+def _merge(ctx: ApplyContext, decl: SilverTable, target: SilverTarget, good: DataFrame, plan: DecodePlan,
+           evo: EvolutionPlan) -> None:
+    casts = dict(evo.cast_batch)
+    keys = [c.silver for c in plan.key_columns]
+    data = [c for c in plan.columns if not c.is_key and c.silver not in evo.drop_from_batch]
+    cols = [column(c).cast(casts[c]).alias(c) if c in casts else column(c) for c in keys]
+    cols += [column(c.silver).cast(casts[c.silver]).alias(c.silver) if c.silver in casts else column(c.silver)
+             for c in data]
+    source = good.select(*cols, SEQ, KIND, OP, TS, UNAVAILABLE)
+    view = view_name("src", decl.table, ctx.run_id)
+    source.createOrReplaceTempView(view)
+    spec = MergeSpec(target.sql_ref(), view, keys, [c.silver for c in data],
+                     [c.silver for c in data if c.can_be_unavailable], evo.absent, decl)
+    try:
+        ctx.spark.sql(merge_sql(spec)).collect()
+    finally:
+        ctx.spark.catalog.dropTempView(view)

@@ -1,0 +1,136 @@
+"""The Spark Structured Streaming driver (Spark and Databricks): bronze stream -> foreachBatch.
+
+One streaming query per silver table reads the bronze Delta table as a stream
+(``readStream.format("delta")``) and hands every micro-batch to the same apply function the
+incremental runner uses (`silver.increment.apply_increment`), through ``foreachBatch``. The
+checkpoint location records which bronze versions were processed; the table's progress record
+is also updated after each batch, so the two drivers can be swapped. Re-running a micro-batch
+(Spark does after a failure) is harmless: every apply is idempotent.
+
+Triggers: ``available_now`` (process everything available, then stop: the streaming form of
+``--once``) or ``processing_time`` (a micro-batch every ``interval_seconds``).
+
+Sail has no Structured Streaming with a Delta source or ``foreachBatch``; there, use the
+incremental runner (``cdc-lakehouse silver``), which drives increments itself.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as sf
+from pyspark.sql.streaming.query import StreamingQuery
+
+from bronze.schema import COL_SEQ, topic_path
+from silver.context import ApplyContext, ApplyResult
+from silver.declarations import SilverOptions, SilverTable
+from silver.errors import EngineCapabilityError
+from silver.increment import apply_increment
+from silver.progress import Progress, ProgressStore
+from silver.schema_history import TopicSchema, load_topic_schemas
+from silver.target import SilverTarget
+
+__all__ = ["ApplyFn", "ProgressRecorder", "StreamSettings", "start_stream"]
+
+ApplyFn = Callable[..., ApplyResult]
+"""``apply_increment``'s signature: (ctx, decl, target, bronze_batch, *, expected_keys)."""
+
+
+@dataclass(frozen=True)
+class StreamSettings:
+    """How a silver streaming query runs.
+
+    Attributes:
+        checkpoint_location: the query's checkpoint folder (one per silver table).
+        trigger: ``available_now`` or ``processing_time``.
+        interval_seconds: the processing-time trigger interval.
+        source_format: the bronze stream format (``delta``; tests use ``parquet``).
+        read_options: bronze stream options (``maxFilesPerTrigger``, ``startingVersion`` ...).
+    """
+
+    checkpoint_location: str
+    trigger: Literal["available_now", "processing_time"] = "available_now"
+    interval_seconds: float = 10.0
+    source_format: str = "delta"
+    read_options: Mapping[str, str] = field(default_factory=dict)
+
+
+class ProgressRecorder(Protocol):
+    """Reads and writes a table's progress (`silver.progress.ProgressStore`)."""
+
+    def read(self, table: str) -> Progress | None: ...
+
+    def write(self, progress: Progress) -> None: ...
+
+
+def _batch_handler(root: str, decl: SilverTable, source: str, options: SilverOptions, state: str,
+                   store: ProgressRecorder, apply_fn: ApplyFn) -> Callable[[DataFrame, int], None]:
+    """The ``foreachBatch`` function: apply one micro-batch, then record progress."""
+    quarantine = options.quarantine.location or f"{root.rstrip('/')}/silver/_quarantine"
+    target = SilverTarget.for_declaration(root, decl)
+
+    def on_batch(batch: DataFrame, epoch_id: int) -> None:
+        session = batch.sparkSession
+        cache: dict[str, list[TopicSchema]] = {}
+
+        def schemas(topic: str) -> list[TopicSchema]:
+            if topic not in cache:
+                cache[topic] = load_topic_schemas(session, root, source, topic)
+            return cache[topic]
+
+        ctx = ApplyContext(session, options, f"stream-{decl.table}-{epoch_id}", state, quarantine, schemas)
+        previous = store.read(decl.table)
+        if previous is not None:  # rows the other driver already applied
+            batch = batch.where(sf.col(COL_SEQ) > previous.last_seq)
+        result = apply_fn(ctx, decl, target, batch, expected_keys=previous.keys if previous else None)
+        if result.max_seq is not None and (previous is None or result.max_seq > previous.last_seq):
+            keys = result.keys or (previous.keys if previous else ())
+            store.write(Progress(decl.table, decl.source, result.max_seq, None, keys, ctx.run_id,
+                                 dt.datetime.now(dt.UTC)))
+
+    return on_batch
+
+
+def start_stream(spark: SparkSession, *, root: str, decl: SilverTable, source: str, options: SilverOptions,
+                 settings: StreamSettings, apply_fn: ApplyFn = apply_increment,
+                 bronze_schema: Any = None, progress_store: ProgressRecorder | None = None) -> StreamingQuery:
+    """Start the streaming query of one silver table (see module doc).
+
+    Args:
+        spark: a classic or Spark Connect session with Delta Lake.
+        root: the lakehouse root.
+        decl: the silver table.
+        source: the source (name) that produces ``decl.source``.
+        options: silver options.
+        settings: trigger, checkpoint and bronze stream options.
+        apply_fn: the apply function (tests inject a recorder).
+        bronze_schema: the bronze stream schema, for sources that need one (parquet).
+        progress_store: where progress is recorded (default: the state location's store).
+
+    Raises:
+        EngineCapabilityError: the engine has no Structured Streaming for this source.
+    """
+    state = (options.state_location or f"{root.rstrip('/')}/silver/_cdc").rstrip("/")
+    store = progress_store if progress_store is not None else ProgressStore(spark, state)
+    on_batch = _batch_handler(root, decl, source, options, state, store, apply_fn)
+    try:
+        reader = spark.readStream.format(settings.source_format).options(**dict(settings.read_options))
+        if bronze_schema is not None:
+            reader = reader.schema(bronze_schema)
+        writer = (reader.load(topic_path(root, decl.source)).writeStream.foreachBatch(on_batch)
+                  .option("checkpointLocation", settings.checkpoint_location).queryName(f"silver_{decl.table}"))
+        if settings.trigger == "available_now":
+            writer = writer.trigger(availableNow=True)
+        else:
+            writer = writer.trigger(processingTime=f"{settings.interval_seconds} seconds")
+        return writer.start()
+    except Exception as exc:  # nothing ran yet: the engine cannot run this query
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise EngineCapabilityError(
+            f"silver table {decl.table!r}: cannot start the Structured Streaming query on {decl.source} ({first}). "
+            "Sail has no Structured Streaming with Delta or foreachBatch: use the incremental runner "
+            "('cdc-lakehouse silver') there", table=decl.table) from exc

@@ -1,0 +1,138 @@
+"""The silver Delta table itself: where it is, how it is addressed, created and altered.
+
+A target is addressed by path (``delta.`<location>```) or by catalog name. Creation applies
+the declaration's partitioning/clustering and ``delta.*`` table properties (as writer options,
+which Delta and Sail both record as table properties at creation). Engines without
+``ALTER TABLE ... ADD COLUMNS`` (Sail) still evolve: new columns are added by appending an
+empty frame with ``mergeSchema``, and widened types by rewriting the table with
+``overwriteSchema`` (the cost of a full table rewrite, once per widening).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame, DataFrameWriter, SparkSession
+from pyspark.sql import functions as sf
+from pyspark.sql.types import DataType, StructField, StructType
+
+from silver.declarations import SilverTable
+from silver.delta_io import read_delta_or_none
+from silver.errors import EngineCapabilityError
+from silver.sql import column, qualified_table, quote_path_table
+
+__all__ = ["SilverTarget"]
+
+
+@dataclass(frozen=True)
+class SilverTarget:
+    """One silver table's storage.
+
+    Attributes:
+        table: the declaration's table name (for messages).
+        location: path or URI (None for a catalog-managed table).
+        catalog_table: catalog name, if the table is addressed by name.
+        partition_by: partition columns (silver names).
+        cluster_by: clustering columns (silver names).
+        properties: ``delta.*`` properties applied at creation.
+    """
+
+    table: str
+    location: str | None
+    catalog_table: str | None
+    partition_by: tuple[str, ...] = ()
+    cluster_by: tuple[str, ...] = ()
+    properties: tuple[tuple[str, str], ...] = ()
+
+    @staticmethod
+    def for_declaration(root: str, decl: SilverTable) -> SilverTarget:
+        """The target of a declaration (default location ``<root>/silver/<table>``)."""
+        location = decl.location
+        if location is None and decl.catalog_table is None:
+            location = f"{root.rstrip('/')}/silver/{decl.table}"
+        return SilverTarget(decl.table, location, decl.catalog_table,
+                            tuple(decl.silver_name(c) for c in decl.partition_by),
+                            tuple(decl.silver_name(c) for c in decl.cluster_by),
+                            tuple(sorted(decl.table_properties.items())))
+
+    def sql_ref(self) -> str:
+        """How SQL statements name the table."""
+        if self.catalog_table is not None:
+            return qualified_table(self.catalog_table.split("."))
+        assert self.location is not None
+        return quote_path_table(self.location)
+
+    def read(self, spark: SparkSession) -> DataFrame | None:
+        """The table, or None if it does not exist yet."""
+        if self.catalog_table is not None:
+            return spark.table(self.catalog_table) if spark.catalog.tableExists(self.catalog_table) else None
+        assert self.location is not None
+        return read_delta_or_none(spark, self.location)
+
+    def _writer(self, df: DataFrame, mode: str) -> DataFrameWriter:
+        writer = df.write.format("delta").mode(mode)
+        if self.partition_by:
+            writer = writer.partitionBy(*self.partition_by)
+        if self.cluster_by:
+            writer = writer.clusterBy(*self.cluster_by)
+        for key, value in self.properties:
+            writer = writer.option(key, value)
+        return writer
+
+    def _save(self, writer: DataFrameWriter) -> None:
+        try:
+            if self.catalog_table is not None:
+                if self.location is not None:
+                    writer = writer.option("path", self.location)
+                writer.saveAsTable(self.catalog_table)
+            else:
+                writer.save(self.location)
+        except Exception as exc:
+            if self.cluster_by and "cluster" in str(exc).lower():
+                raise EngineCapabilityError(
+                    f"silver table {self.table!r}: this engine cannot create clustered tables "
+                    f"(cluster_by: {list(self.cluster_by)}); use partition_by, or run on Spark/Databricks",
+                    table=self.table) from exc
+            raise
+
+    def create(self, spark: SparkSession, df: DataFrame) -> None:
+        """Create the table (every column nullable, so it can evolve) and append its first rows.
+
+        Two commits: a crash in between leaves an empty table, which the next run fills by
+        MERGE from the same increment.
+        """
+        nullable = StructType([StructField(f.name, f.dataType, True) for f in df.schema.fields])
+        self._save(self._writer(spark.createDataFrame([], nullable), "error"))
+        self._append(df.write.format("delta").mode("append"))
+
+    def _append(self, writer: DataFrameWriter) -> None:
+        if self.catalog_table is not None:
+            writer.saveAsTable(self.catalog_table)
+        else:
+            writer.save(self.location)
+
+    def add_columns(self, spark: SparkSession, fields: list[StructField], current: StructType) -> None:
+        """Add nullable columns (existing rows read null), without rewriting data when possible.
+
+        Appends an empty frame with ``mergeSchema``. Some engines ignore that silently (Sail
+        does when the table has non-nullable columns); then the table is rewritten instead.
+        """
+        schema = StructType([*current.fields, *[StructField(f.name, f.dataType, True) for f in fields]])
+        self._append(spark.createDataFrame([], schema).write.format("delta").mode("append")
+                     .option("mergeSchema", "true"))
+        after = self.read(spark)
+        present = set() if after is None else set(after.columns)
+        missing = [f for f in fields if f.name not in present]
+        if missing:
+            self.rewrite(spark, {}, missing)
+
+    def rewrite(self, spark: SparkSession, new_types: Mapping[str, DataType], new_fields: list[StructField]) -> None:
+        """Rewrite the table with columns cast to wider types and new null columns (full rewrite)."""
+        current = self.read(spark)
+        assert current is not None
+        cols = [column(f.name).cast(new_types[f.name]).alias(f.name) if f.name in new_types
+                else column(f.name) for f in current.schema.fields]
+        cols += [sf.lit(None).cast(f.dataType).alias(f.name) for f in new_fields]
+        writer = self._writer(current.select(*cols), "overwrite").option("overwriteSchema", "true")
+        self._save(writer)
