@@ -1,0 +1,157 @@
+"""The bronze writer: seq assignment, replay dropping, offsets and schema history."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import orjson
+import pytest
+from deltalake import DeltaTable
+
+from bronze.schema import offsets_path, schemas_path, topic_path
+from bronze.writer import BronzeWriter
+from cdc_sources.spi import ChangeRecord, SchemaVersion
+
+
+def rec(topic: str, n: int, op: str = "c", commit: int = 100) -> ChangeRecord:
+    return ChangeRecord(topic, orjson.dumps({"id": n}).decode(), orjson.dumps({"after": {"id": n}}).decode(),
+                        op, orjson.dumps({"lsn": commit + n}).decode(), (commit, n, 0), "s1")
+
+
+SCHEMA = SchemaVersion("p.public.t", "s1", '{"type":"struct"}', '{"type":"struct"}', "public.t", ("id",))
+
+
+def read(root: str, topic: str) -> list[dict[str, object]]:
+    return sorted(DeltaTable(topic_path(root, topic)).to_pyarrow_table().to_pylist(), key=lambda r: r["seq"])
+
+
+def test_commit_assigns_consecutive_seq_per_table(tmp_path):
+    root = str(tmp_path)
+    w = BronzeWriter(root, "p")
+    assert w.recover() is None
+    w.commit([rec("p.public.t", 1), rec("p.public.u", 2), rec("p.public.t", 3)], [SCHEMA], {"lsn": 1},
+             snapshot_completed=True)
+    w.commit([rec("p.public.t", 4)], [], {"lsn": 2}, snapshot_completed=True)
+    t = read(root, "p.public.t")
+    assert [r["seq"] for r in t] == [1, 2, 3]
+    assert [orjson.loads(r["key"])["id"] for r in t] == [1, 3, 4]
+    assert [r["batch"] for r in t] == [1, 1, 2]
+    assert [r["seq"] for r in read(root, "p.public.u")] == [1]
+
+
+def test_replayed_records_are_dropped_after_restart(tmp_path):
+    root = str(tmp_path)
+    w = BronzeWriter(root, "p")
+    w.recover()
+    w.commit([rec("p.public.t", 1), rec("p.public.t", 2)], [SCHEMA], {"lsn": 10}, snapshot_completed=True)
+    w.close()
+    # a crash before the offset of the next batch was stored: the source replays records 2 and 3
+    w2 = BronzeWriter(root, "p")
+    stored = w2.recover()
+    assert stored is not None and stored.offset == {"lsn": 10} and stored.batch == 1
+    result = w2.commit([rec("p.public.t", 2), rec("p.public.t", 3)], [SCHEMA], {"lsn": 11}, snapshot_completed=True)
+    assert (result.records_written, result.records_skipped) == (1, 1)
+    assert [orjson.loads(r["key"])["id"] for r in read(root, "p.public.t")] == [1, 2, 3]
+    assert [r["seq"] for r in read(root, "p.public.t")] == [1, 2, 3]
+
+
+def test_offsets_and_schema_history_are_recorded(tmp_path):
+    root = str(tmp_path)
+    w = BronzeWriter(root, "p")
+    w.recover()
+    w.commit([rec("p.public.t", 1)], [SCHEMA, SCHEMA], {"lsn": 5, "txId": 7}, snapshot_completed=False)
+    w.commit([], [SCHEMA], {"lsn": 6}, snapshot_completed=True)
+    offsets = sorted(DeltaTable(offsets_path(root, "p")).to_pyarrow_table().to_pylist(), key=lambda o: o["batch"])
+    assert [(o["batch"], orjson.loads(o["offset"])["lsn"], o["snapshot_completed"]) for o in offsets] == [
+        (1, 5, False), (2, 6, True)]
+    schemas = DeltaTable(schemas_path(root, "p")).to_pyarrow_table().to_pylist()
+    assert [(s["schema_id"], s["primary_key"]) for s in schemas] == [("s1", ["id"])]
+    stored = BronzeWriter(root, "p").recover()
+    assert stored is not None and stored.snapshot_completed and stored.offset == {"lsn": 6}
+
+
+def test_tombstones_and_headers_round_trip(tmp_path):
+    root = str(tmp_path)
+    w = BronzeWriter(root, "p")
+    w.recover()
+    tomb = ChangeRecord("p.public.t", '{"id":1}', None, None, "{}", (1, 1, 1), None,
+                        {"__debezium.newkey": '{"id":2}'})
+    w.commit([tomb], [], {"lsn": 1}, snapshot_completed=True)
+    row = read(root, "p.public.t")[0]
+    assert row["value"] is None and row["op"] is None
+    assert row["headers"] == [("__debezium.newkey", '{"id":2}')]
+
+
+def test_interrupted_snapshot_rows_are_discarded(tmp_path):
+    root = str(tmp_path)
+    w = BronzeWriter(root, "p")
+    w.recover()
+    w.commit([rec("p.public.t", 1, op="r")], [SCHEMA], {"lsn": 1, "snapshot": True}, snapshot_completed=False)
+    w2 = BronzeWriter(root, "p")
+    w2.recover()
+    assert w2.discard_incomplete_snapshot() == 1
+    assert read(root, "p.public.t") == []
+    w2.commit([rec("p.public.t", 7, op="r", commit=200)], [SCHEMA], {"lsn": 2, "snapshot": True},
+              snapshot_completed=True)
+    assert [r["seq"] for r in read(root, "p.public.t")] == [1]  # no gap where the discarded rows were
+
+
+def test_snapshot_rows_committed_before_any_offset_are_discarded(tmp_path):
+    root = str(tmp_path)
+    w = BronzeWriter(root, "p")
+    w.recover()
+    w._commit_schemas([SCHEMA], dt.datetime.now(dt.UTC))
+    w._commit_topic("p.public.t", [rec("p.public.t", 1, op="r")], 1,
+                    dt.datetime.now(dt.UTC))
+    # crash here: data committed, no offset yet
+    w2 = BronzeWriter(root, "p")
+    assert w2.recover() is None
+    assert w2.discard_incomplete_snapshot() == 1
+
+
+@pytest.mark.parametrize("bad_key", [(), (0, 0, 0)])
+def test_records_at_or_below_the_high_water_mark_never_land(tmp_path, bad_key):
+    root = str(tmp_path)
+    w = BronzeWriter(root, "p")
+    w.recover()
+    w.commit([rec("p.public.t", 5)], [], {"lsn": 1}, snapshot_completed=True)
+    stale = rec("p.public.t", 5)
+    stale.order_key = bad_key or (100, 5, 0)
+    assert w.commit([stale], [], {"lsn": 2}, snapshot_completed=True).records_written == 0
+
+
+def block(topic: str, first: int, n: int, prefix: tuple[int, ...] = (100, 0)):
+    import pyarrow as pa
+
+    from cdc_sources.spi import ChangeBlock
+
+    keys = pa.array([orjson.dumps({"id": first + i}).decode() for i in range(n)])
+    values = pa.array([orjson.dumps({"after": {"id": first + i}}).decode() for i in range(n)])
+    positions = pa.array(['{"lsn":1}'] * n)
+    return ChangeBlock(topic, keys, values, "r", positions, prefix, first, "s1", {"h": "v"})
+
+
+def test_blocks_and_records_mix_in_order(tmp_path):
+    root = str(tmp_path)
+    w = BronzeWriter(root, "p")
+    w.recover()
+    result = w.commit([block("p.public.t", 1, 3), rec("p.public.t", 4, commit=200), block("p.public.t", 5, 2)],
+                      [SCHEMA], {"lsn": 1}, snapshot_completed=False)
+    # the second block's keys (100, 0, 5..6) are older than the record's (200, 4, 0): a replay
+    assert (result.records_written, result.records_skipped) == (4, 2)
+    assert [orjson.loads(r["key"])["id"] for r in read(root, "p.public.t")] == [1, 2, 3, 4]
+    assert [r["seq"] for r in read(root, "p.public.t")] == [1, 2, 3, 4]
+    assert read(root, "p.public.t")[0]["headers"] == [("h", "v")]
+
+
+def test_a_replayed_block_is_cut_at_the_high_water_mark(tmp_path):
+    root = str(tmp_path)
+    w = BronzeWriter(root, "p")
+    w.recover()
+    w.commit([block("p.public.t", 1, 5)], [SCHEMA], {"lsn": 1}, snapshot_completed=False)
+    w2 = BronzeWriter(root, "p")
+    w2.recover()
+    result = w2.commit([block("p.public.t", 3, 6)], [SCHEMA], {"lsn": 2}, snapshot_completed=False)
+    assert (result.records_written, result.records_skipped) == (3, 3)
+    assert [orjson.loads(r["key"])["id"] for r in read(root, "p.public.t")] == list(range(1, 9))
+    assert w2.commit([block("p.public.t", 2, 4)], [], {"lsn": 3}, snapshot_completed=False).records_written == 0

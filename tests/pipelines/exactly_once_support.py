@@ -1,0 +1,673 @@
+"""Helpers for the exactly-once tests: schema, writer workload, oracle, capture processes, checks.
+
+The oracle is an independent second logical replication slot using PostgreSQL's own
+``test_decoding`` plugin, created before capture starts: it yields every committed change in
+commit order, so the bronze event sequence of each table can be compared with the true one,
+event by event, without trusting any code under test.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import psycopg
+from deltalake import DeltaTable
+from psycopg.rows import dict_row
+
+from bronze.schema import offsets_path, topic_path
+
+PREFIX = "pg"
+TABLES = ("accounts", "big", "orders")
+DDL = (
+    "CREATE TABLE accounts (id int PRIMARY KEY, balance bigint NOT NULL, note text)",
+    "ALTER TABLE accounts REPLICA IDENTITY FULL",
+    "CREATE TABLE big (id int PRIMARY KEY, grp int NOT NULL, name text)",
+    "CREATE TABLE orders (id int PRIMARY KEY, account_id int NOT NULL, qty int NOT NULL, status text)",
+)
+SEQ_GAPS = "seq has gaps: not exactly"
+SEQ_NOT_INCREASING = "seq is not strictly increasing"
+SNAPSHOT_DUPLICATES = "extra snapshot rows"
+SNAPSHOT_LEFTOVERS = "snapshot rows of interrupted snapshots remain"
+"""Problem labels `check_exactly_once` uses, so tests can tell known bugs from new ones."""
+SYNC_COMMIT = "-c synchronous_commit=on"
+"""Session option for writers: a commit returns once its WAL is written, so ``--until-idle``
+(which stops at the server's WAL write position) always sees it; the test servers default to
+``synchronous_commit=off``."""
+Event = tuple[int, str | None, int]
+"""One change event as ``(change lsn, op, id)``; op None is a tombstone."""
+
+
+def topic(table: str) -> str:
+    return f"{PREFIX}.public.{table}"
+
+
+def lsn_int(text: str) -> int:
+    hi, lo = text.split("/")
+    return (int(hi, 16) << 32) | int(lo, 16)
+
+
+def create_schema(dsn: str, *, big: int, accounts: int, orders: int, pad: int = 0) -> None:
+    """The three test tables; ``accounts`` has REPLICA IDENTITY FULL. Ids start at 1.
+
+    ``pad`` widens ``big.name`` (300 makes 50k rows about 18 MB: a table the snapshot copies
+    in a worker process).
+    """
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for statement in DDL:
+            conn.execute(statement)
+        conn.execute("INSERT INTO big SELECT g, g %% 10, repeat('x', %s) || ' row ' || g "
+                     "FROM generate_series(1, %s) g", (pad, big))
+        conn.execute("INSERT INTO accounts SELECT g, 1000, 'acct ' || g FROM generate_series(1, %s) g",
+                     (accounts,))
+        conn.execute("INSERT INTO orders SELECT g, 1, 1, 'new' FROM generate_series(1, %s) g", (orders,))
+
+
+def pipeline_yaml(root: str, dsn: str, *, slot: str, interval_ms: int, max_records: int, **options: str) -> str:
+    """A one-source pipeline file for ``dsn`` (a libpq ``key=value`` string)."""
+    parts = dict(p.split("=", 1) for p in dsn.split())
+    opts = {"slot.name": slot, "retriable.restart.connector.wait.ms": "200", "poll.interval.ms": "100",
+            **options}
+    lines = "".join(f'      {k}: "{v}"\n' for k, v in opts.items())
+    return (f'pipeline: eo\nlakehouse: {{root: "{root}"}}\nsources:\n  - name: {PREFIX}\n    connector: postgres\n'
+            f"    connection: {{host: 127.0.0.1, port: {parts['port']}, database: {parts['dbname']}, user: postgres}}\n"
+            f"    capture: {{commit_interval_ms: {interval_ms}, commit_max_records: {max_records}}}\n"
+            f"    options:\n{lines}")
+
+
+GATE_OPTIONS = {
+    "snapshot.select.statement.overrides": "public.orders",
+    "snapshot.select.statement.overrides.public.orders": "SELECT * FROM public.orders WHERE (SELECT public.eo_gate())",
+}
+"""Pipeline options that make the snapshot of ``orders`` (the last table) wait for the gate."""
+
+
+class SnapshotGate:
+    """While held, a snapshot blocks before reading ``orders``, so it cannot complete.
+
+    The snapshot's SELECT of ``orders`` (see `GATE_OPTIONS`) takes a shared advisory lock that
+    this object holds exclusively. ``client_connection_check_interval`` makes the server end a
+    blocked snapshot session soon after its client is killed (else its open transaction would
+    stall the next attempt's slot creation).
+    """
+
+    KEY = 4242
+
+    def __init__(self, dsn: str) -> None:
+        self.conn = psycopg.connect(dsn, autocommit=True)
+        db = self.conn.info.dbname
+        self.conn.execute("CREATE OR REPLACE FUNCTION public.eo_gate() RETURNS boolean LANGUAGE plpgsql AS "
+                          f"$$ BEGIN PERFORM pg_advisory_lock_shared({self.KEY}); RETURN true; END $$")
+        self.conn.execute(f'ALTER DATABASE "{db}" SET client_connection_check_interval = 200')
+        self.conn.execute("SELECT pg_advisory_lock(%s)", (self.KEY,))
+
+    def release(self) -> None:
+        self.conn.close()
+
+
+# -- workload -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Workload:
+    """A seeded writer thread: inserts, updates, deletes, key changes, multi-table and large transactions.
+
+    It keeps an optimistic model of live ids only to pick targets; new ids are never reused, so
+    a transaction whose outcome is unknown (server restarted) cannot make a later one fail.
+    """
+
+    dsn: str
+    seed: int
+    sizes: dict[str, int]
+    pause_s: float = 0.01
+    large_rows: int = 10_000
+    large_at_steps: tuple[int, ...] = ()
+    steps: int = 0
+    committed: int = 0
+    failed: int = 0
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _large: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(self.seed)
+        self.live = {t: list(range(1, n + 1)) for t, n in self.sizes.items()}
+        self.next_id = {t: 1_000_000 for t in self.sizes}
+
+    def start(self) -> Workload:
+        self._thread = threading.Thread(target=self._run, name="workload", daemon=True)
+        self._thread.start()
+        return self
+
+    def request_large(self) -> None:
+        """Run one large transaction (``2 * large_rows`` changes) at the next step."""
+        self._large.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(60)
+
+    def _run(self) -> None:
+        conn: psycopg.Connection[Any] | None = None
+        while not self._stop.is_set():
+            try:
+                conn = conn or psycopg.connect(self.dsn, autocommit=True, connect_timeout=5, options=SYNC_COMMIT)
+                with conn.transaction():
+                    done = self._step(conn)
+                done()
+                self.committed += 1
+            except psycopg.OperationalError:
+                self.failed += 1
+                _close(conn)
+                conn = None
+                time.sleep(0.2)
+            self.steps += 1
+            time.sleep(self.pause_s)
+        _close(conn)
+
+    def _step(self, conn: psycopg.Connection[Any]) -> Callable[[], None]:
+        """Run one transaction's statements; returns what to apply to the model once committed."""
+        if self.steps in self.large_at_steps or self._large.is_set():
+            self._large.clear()
+            return self._large_tx(conn)
+        r = self.rng.random()
+        t = self.rng.choice(TABLES)
+        if r < 0.25:
+            return self._insert(conn, t, self.rng.randint(1, 3))
+        if r < 0.50:
+            return self._update(conn, t, self.rng.randint(1, 3))
+        if r < 0.62:
+            return self._delete(conn, t)
+        if r < 0.72:
+            return self._rekey(conn, t)
+        if r < 0.92:
+            return _all(self._insert(conn, "orders", 1), self._update(conn, "accounts", 1),
+                        self._update(conn, "big", 1), self._delete(conn, "orders"))
+        return self._churn(conn)
+
+    def _new_id(self, t: str) -> int:
+        self.next_id[t] += 1
+        return self.next_id[t]
+
+    def _pick(self, t: str) -> int | None:
+        ids = self.live[t]
+        return ids[self.rng.randrange(len(ids))] if ids else None
+
+    def _insert(self, conn: psycopg.Connection[Any], t: str, n: int) -> Callable[[], None]:
+        ids = [self._new_id(t) for _ in range(n)]
+        for i in ids:
+            conn.execute(_INSERT[t], (i, self.rng.randint(1, 500), _text(self.rng)))
+        return lambda: self.live[t].extend(ids)
+
+    def _update(self, conn: psycopg.Connection[Any], t: str, n: int) -> Callable[[], None]:
+        for _ in range(n):
+            i = self._pick(t)
+            if i is not None:
+                conn.execute(_UPDATE[t], (self.rng.randint(-50, 50), _text(self.rng), i))
+        return lambda: None
+
+    def _delete(self, conn: psycopg.Connection[Any], t: str) -> Callable[[], None]:
+        i = self._pick(t)
+        if i is None:
+            return lambda: None
+        conn.execute(f"DELETE FROM {t} WHERE id = %s", (i,))
+        return lambda: _discard(self.live[t], i)
+
+    def _rekey(self, conn: psycopg.Connection[Any], t: str) -> Callable[[], None]:
+        old, new = self._pick(t), self._new_id(t)
+        if old is None:
+            return lambda: None
+        conn.execute(f"UPDATE {t} SET id = %s WHERE id = %s", (new, old))
+        return _all(lambda: _discard(self.live[t], old), lambda: self.live[t].append(new))
+
+    def _churn(self, conn: psycopg.Connection[Any]) -> Callable[[], None]:
+        """Insert, update and delete one row in one transaction (c, u, d, tombstone)."""
+        i = self._new_id("orders")
+        conn.execute(_INSERT["orders"], (i, 1, "churn"))
+        conn.execute(_UPDATE["orders"], (5, "churned", i))
+        conn.execute("DELETE FROM orders WHERE id = %s", (i,))
+        return lambda: None
+
+    def _large_tx(self, conn: psycopg.Connection[Any]) -> Callable[[], None]:
+        first = self.next_id["orders"] + 1
+        self.next_id["orders"] += self.large_rows
+        conn.execute("INSERT INTO orders SELECT g, 1, g %% 7, 'bulk' FROM generate_series(%s, %s) g",
+                     (first, first + self.large_rows - 1))
+        start = self.rng.randint(1, max(1, self.sizes.get("big", 1) - self.large_rows))
+        conn.execute("UPDATE big SET grp = grp + 1 WHERE id >= %s AND id < %s", (start, start + self.large_rows))
+        return lambda: self.live["orders"].extend(range(first, first + self.large_rows))
+
+
+_INSERT = {"accounts": "INSERT INTO accounts VALUES (%s, %s, %s)",
+           "big": "INSERT INTO big VALUES (%s, %s, %s)",
+           "orders": "INSERT INTO orders VALUES (%s, 1, %s, %s)"}
+_UPDATE = {"accounts": "UPDATE accounts SET balance = balance + %s, note = %s WHERE id = %s",
+           "big": "UPDATE big SET grp = grp + %s, name = %s WHERE id = %s",
+           "orders": "UPDATE orders SET qty = qty + %s, status = %s WHERE id = %s"}
+
+
+def _text(rng: random.Random) -> str | None:
+    return None if rng.random() < 0.05 else rng.choice(["a", "é ü", "it's", "tab\there", "x" * 40]) + str(
+        rng.randrange(10**6))
+
+
+def _all(*fns: Callable[[], None]) -> Callable[[], None]:
+    def run() -> None:
+        for fn in fns:
+            fn()
+    return run
+
+
+def _discard(ids: list[int], i: int) -> None:
+    try:
+        k = ids.index(i)
+    except ValueError:
+        return
+    ids[k] = ids[-1]
+    ids.pop()
+
+
+def _close(conn: psycopg.Connection[Any] | None) -> None:
+    if conn is not None:
+        conn.close()
+
+
+# -- oracle --------------------------------------------------------------------------------------
+
+_CHANGE = re.compile(r"^table public\.(\w+): (INSERT|UPDATE|DELETE): (.*)$", re.S)
+_ID = re.compile(r"id\[integer\]:(-?\d+)")
+
+
+def create_oracle_slot(dsn: str, slot: str) -> bool:
+    """A ``test_decoding`` slot that records every change from now on; False if unavailable."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        try:
+            conn.execute("SELECT pg_create_logical_replication_slot(%s, 'test_decoding')", (slot,))
+        except psycopg.errors.UndefinedFile:
+            return False
+    return True
+
+
+def oracle_events(dsn: str, slot: str, *, after_lsn: int) -> dict[str, list[Event]]:
+    """The expected bronze events per table of every transaction committed after ``after_lsn``."""
+    out: dict[str, list[Event]] = {t: [] for t in TABLES}
+    pending: list[tuple[str, Event]] = []
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        cur = conn.execute("SELECT lsn::text, data FROM pg_logical_slot_peek_changes("
+                           "%s, NULL, NULL, 'include-xids', '0', 'skip-empty-xacts', '1')", (slot,))
+        for lsn_text, data in cur:
+            if data.startswith("BEGIN"):
+                pending = []
+            elif data.startswith("COMMIT"):
+                if lsn_int(lsn_text) > after_lsn:
+                    for table, event in pending:
+                        out.setdefault(table, []).append(event)
+            else:
+                pending.extend(_expand(lsn_int(lsn_text), data))
+    return out
+
+
+def oracle_commit_lsns(dsn: str, slot: str) -> list[int]:
+    """The commit (end) LSN of every transaction in the oracle slot that changed a captured table.
+
+    A slot confirmed past such a commit makes the server skip that transaction on restart, so
+    these, not the LSNs of the changes inside, say whether a slot ahead of bronze lost anything:
+    the walsender's keepalive WAL end passes the changes of a transaction still in progress.
+    """
+    commits: list[int] = []
+    touched = False
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        cur = conn.execute("SELECT lsn::text, data FROM pg_logical_slot_peek_changes("
+                           "%s, NULL, NULL, 'include-xids', '0', 'skip-empty-xacts', '1')", (slot,))
+        for lsn_text, data in cur:
+            if data.startswith("BEGIN"):
+                touched = False
+            elif data.startswith("COMMIT"):
+                if touched:
+                    commits.append(lsn_int(lsn_text))
+            elif (m := _CHANGE.match(data)) is not None and m.group(1) in TABLES:
+                touched = True
+    return commits
+
+
+def _expand(lsn: int, data: str) -> Iterator[tuple[str, Event]]:
+    """The Debezium events (tombstones on) that one ``test_decoding`` change line produces."""
+    m = _CHANGE.match(data)
+    if m is None:
+        raise AssertionError(f"unexpected test_decoding line: {data[:200]}")
+    table, kind, rest = m.groups()
+    ids = [int(x) for x in _ID.findall(rest.split(" new-tuple: ")[0])[:1]]
+    if kind == "INSERT":
+        yield table, (lsn, "c", ids[0])
+    elif kind == "DELETE":
+        yield table, (lsn, "d", ids[0])
+        yield table, (lsn, None, ids[0])
+    else:
+        new = int(_ID.findall(rest.split(" new-tuple: ")[-1])[0])
+        old = ids[0] if "old-key:" in rest else new
+        if old == new:
+            yield table, (lsn, "u", new)
+        else:
+            yield from ((table, (lsn, "d", old)), (table, (lsn, None, old)), (table, (lsn, "c", new)))
+
+
+# -- bronze checks -------------------------------------------------------------------------------
+
+
+def read_bronze(root: str, table: str) -> list[dict[str, Any]]:
+    """A bronze table's rows in ``seq`` order; empty if it does not exist."""
+    try:
+        dt_ = DeltaTable(topic_path(root, topic(table)))
+    except Exception:  # TableNotFoundError: nothing captured yet
+        return []
+    rows = dt_.to_pyarrow_table(columns=["key", "value", "op", "seq", "position", "batch"]).to_pylist()
+    return sorted(rows, key=lambda r: r["seq"])
+
+
+def offsets(root: str) -> list[dict[str, Any]]:
+    """The committed offsets rows of source ``pg`` by batch."""
+    try:
+        dt_ = DeltaTable(offsets_path(root, PREFIX))
+    except Exception:
+        return []
+    return sorted(dt_.to_pyarrow_table().to_pylist(), key=lambda r: r["batch"])
+
+
+def bronze_event(row: dict[str, Any]) -> Event:
+    return int(orjson.loads(row["position"])["lsn"]), row["op"], int(orjson.loads(row["key"])["id"])
+
+
+def check_exactly_once(root: str, dsn: str, *, slot: str, oracle_slot: str | None) -> list[str]:
+    """Every problem found in bronze against the source database, the oracle and the slot."""
+    rows_by_offset = offsets(root)
+    done = [r for r in rows_by_offset if r["snapshot_completed"]]
+    if not done:
+        return ["no offsets row with snapshot_completed: the snapshot never finished"]
+    snapshot_lsn = int(orjson.loads(done[0]["offset"])["lsn"])
+    expected = oracle_events(dsn, oracle_slot, after_lsn=snapshot_lsn) if oracle_slot else None
+    problems: list[str] = []
+    with psycopg.connect(dsn, row_factory=dict_row) as conn:
+        for t in TABLES:
+            rows = read_bronze(root, t)
+            source = {r["id"]: r for r in conn.execute(f"SELECT * FROM {t}").fetchall()}
+            problems += [f"{t}: {p}" for p in _check_table(rows, source, snapshot_lsn)]
+            if expected is not None:
+                problems += [f"{t}: {p}" for p in compare_events(rows, expected.get(t, []))]
+        commits = oracle_commit_lsns(dsn, oracle_slot) if oracle_slot else None
+        problems += check_slot(conn, slot, rows_by_offset, commits)
+    return problems
+
+
+def _check_table(rows: list[dict[str, Any]], source: dict[int, dict[str, Any]], snapshot_lsn: int) -> list[str]:
+    problems: list[str] = []
+    seqs = [r["seq"] for r in rows]
+    if any(b <= a for a, b in itertools.pairwise(seqs)):
+        problems.append(f"{SEQ_NOT_INCREASING}: {[(a, b) for a, b in itertools.pairwise(seqs) if b <= a][:5]}")
+    elif seqs != list(range(1, len(rows) + 1)):
+        gaps = [(a, b) for a, b in itertools.pairwise([0, *seqs]) if b != a + 1]
+        problems.append(f"{SEQ_GAPS} 1..{len(rows)}: {len(gaps)} gaps (prev, next), e.g. {gaps[:5]}")
+    streamed = Counter((r["position"], r["op"], r["key"]) for r in rows if r["op"] != "r")
+    dupes = [k for k, n in streamed.items() if n > 1]
+    if dupes:
+        problems.append(f"{len(dupes)} duplicated streamed (position, op, key), e.g. {dupes[:3]}")
+    snap = [r for r in rows if r["op"] == "r"]
+    snap_keys = Counter(r["key"] for r in snap)
+    if any(n > 1 for n in snap_keys.values()):
+        extra = sum(n - 1 for n in snap_keys.values())
+        problems.append(f"{extra} {SNAPSHOT_DUPLICATES}: keys read more than once, e.g. "
+                        f"{[k for k, n in snap_keys.items() if n > 1][:3]}")
+    stale = Counter(int(orjson.loads(r["position"])["lsn"]) for r in snap if
+                    int(orjson.loads(r["position"])["lsn"]) != snapshot_lsn)
+    if stale:
+        problems.append(f"{SNAPSHOT_LEFTOVERS} (lsn: rows): {dict(stale)}; "
+                        f"the completed snapshot is at lsn {snapshot_lsn}")
+    problems += compare_state(rows, source)
+    return problems
+
+
+def reconstruct(rows: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    """Apply bronze events in seq order: c/u/r upsert ``after``, d deletes, tombstones are skipped."""
+    state: dict[int, dict[str, Any]] = {}
+    for r in rows:
+        if r["op"] in ("c", "u", "r"):
+            after = orjson.loads(r["value"])["after"]
+            state[after["id"]] = after
+        elif r["op"] == "d":
+            state.pop(int(orjson.loads(r["key"])["id"]), None)
+    return state
+
+
+def compare_state(rows: list[dict[str, Any]], source: dict[int, dict[str, Any]]) -> list[str]:
+    state = reconstruct(rows)
+    missing = sorted(source.keys() - state.keys())
+    extra = sorted(state.keys() - source.keys())
+    wrong = sorted(k for k in source.keys() & state.keys() if source[k] != state[k])
+    if not (missing or extra or wrong):
+        return []
+    return [f"bronze state != SELECT *: {len(missing)} missing ids {missing[:5]}, {len(extra)} extra ids "
+            f"{extra[:5]}, {len(wrong)} differing ids "
+            + "; ".join(f"{k}: bronze {state[k]} source {source[k]}" for k in wrong[:3])]
+
+
+def compare_events(rows: list[dict[str, Any]], expected: list[Event]) -> list[str]:
+    """Bronze's streamed events must be the oracle's, in the same order, each once."""
+    actual = [bronze_event(r) for r in rows if r["op"] != "r"]
+    if actual == expected:
+        return []
+    i = next((k for k, (a, b) in enumerate(zip(actual, expected, strict=False)) if a != b),
+             min(len(actual), len(expected)))
+    surplus = list((Counter(actual) - Counter(expected)).elements())
+    lacking = list((Counter(expected) - Counter(actual)).elements())
+    return [f"streamed events differ from the source's committed changes: bronze {len(actual)}, source "
+            f"{len(expected)}; first difference at #{i}: bronze {actual[i:i + 3]} vs source "
+            f"{expected[i:i + 3]}; {len(surplus)} surplus (duplicates) e.g. {surplus[:3]}, "
+            f"{len(lacking)} missing e.g. {lacking[:3]}"]
+
+
+def slot_confirmed(conn: psycopg.Connection[Any], slot: str) -> int | None:
+    """The slot's confirmed_flush_lsn now, or None."""
+    row = conn.execute("SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = %s",
+                       (slot,)).fetchone()
+    return None if row is None or row["lsn"] is None else lsn_int(row["lsn"])
+
+
+def slot_ahead(confirmed: int | None, rows_by_offset: list[dict[str, Any]], slot: str,
+               commit_lsns: list[int] | None) -> list[str]:
+    """A recorded slot position ahead of bronze's offset across a captured change (see `check_slot`)."""
+    if confirmed is None or not rows_by_offset or not rows_by_offset[-1]["snapshot_completed"]:
+        return []
+    bronze_lsn = int(orjson.loads(rows_by_offset[-1]["offset"])["lsn"])
+    if confirmed <= bronze_lsn:
+        return []
+    if commit_lsns is not None and not any(bronze_lsn < lsn <= confirmed for lsn in commit_lsns):
+        return []
+    return [f"slot {slot} confirmed_flush_lsn {confirmed} was ahead of bronze's offset lsn {bronze_lsn}"]
+
+
+def check_slot(conn: psycopg.Connection[Any], slot: str, rows_by_offset: list[dict[str, Any]],
+               commit_lsns: list[int] | None = None) -> list[str]:
+    """The slot's confirmed_flush_lsn must not be ahead of bronze's last committed offset.
+
+    With ``commit_lsns`` (from `oracle_commit_lsns`), the slot may be ahead across WAL that
+    holds no commit of a captured transaction: psycopg2 advances the flush position to a
+    keepalive's WAL end once everything received has been confirmed, which loses nothing.
+    """
+    row = conn.execute("SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = %s",
+                       (slot,)).fetchone()
+    if row is None or row["lsn"] is None or not rows_by_offset:
+        return [] if row is not None else [f"replication slot {slot} is missing"]
+    last = rows_by_offset[-1]
+    bronze_lsn = int(orjson.loads(last["offset"])["lsn"])
+    confirmed = lsn_int(row["lsn"])
+    if commit_lsns is not None and not any(bronze_lsn < lsn <= confirmed for lsn in commit_lsns):
+        return []
+    if last["snapshot_completed"] and confirmed > bronze_lsn:
+        return [f"slot {slot} confirmed_flush_lsn {row['lsn']} ({confirmed}) is ahead of bronze's last "
+                f"offset lsn {bronze_lsn} (batch {last['batch']})"]
+    return []
+
+
+# -- capture processes ---------------------------------------------------------------------------
+
+
+@dataclass
+class CaptureProcess:
+    """``cdc-lakehouse capture`` in a subprocess, with stdout/stderr in numbered files under ``logs``."""
+
+    config: Path
+    logs: Path
+    runs: int = 0
+    proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, *, until_idle: bool = False) -> CaptureProcess:
+        self.runs += 1
+        args = [sys.executable, "-m", "pipelines.cli", "-v", "capture", "-c", str(self.config)]
+        with self.stdout.open("wb") as out, self.stderr.open("wb") as err:
+            self.proc = subprocess.Popen([*args, "--until-idle"] if until_idle else args, stdout=out, stderr=err)
+        return self
+
+    @property
+    def stdout(self) -> Path:
+        return self.logs / f"capture-{self.runs}.out"
+
+    @property
+    def stderr(self) -> Path:
+        return self.logs / f"capture-{self.runs}.err"
+
+    def wait_output(self, text: str, timeout: float) -> bool:
+        """Wait until stdout contains ``text``; False on timeout or if the process ended first."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if text in self.stdout.read_text(errors="replace"):
+                return True
+            if self.proc is None or self.proc.poll() is not None:
+                return False
+            time.sleep(0.02)
+        return False
+
+    def kill(self) -> int:
+        """SIGKILL the process; returns its exit status (-9 if the kill ended it)."""
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+        return self.proc.wait(30)
+
+    def tail(self) -> str:
+        return f"stdout: {self.stdout.read_text()[-1500:]}\nstderr: {self.stderr.read_text()[-3000:]}"
+
+
+def log_commits(table_dir: str) -> int:
+    """How many commits a Delta table has, from its log directory listing (cheap to poll)."""
+    try:
+        names = os.listdir(os.path.join(table_dir, "_delta_log"))
+    except FileNotFoundError:
+        return 0
+    return sum(1 for n in names if len(n) == 25 and n.endswith(".json") and n[:20].isdigit())
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float, interval: float = 0.05) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return predicate()
+
+
+# -- deterministic kills inside a child process ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KillPlan:
+    """Where a child capture kills itself, and what it writes when streaming starts.
+
+    Attributes:
+        trace: a file that gets one line per bronze write (``write <n> <table>``), per slot
+            acknowledgement (``ack <n>``) and ``stream`` when streaming starts.
+        after_write: SIGKILL right after the Nth ``write_deltalake`` of ``bronze.writer`` returns.
+        after_ack: SIGKILL right after the Nth ``PostgresStreamReader.acknowledge`` returns.
+        dsn: where to apply ``workload`` (one transaction per item) just before streaming starts.
+    """
+
+    trace: str
+    after_write: int = 0
+    after_ack: int = 0
+    dsn: str = ""
+    workload: tuple[str, ...] = ()
+
+
+def apply_workload(dsn: str, transactions: tuple[str, ...]) -> None:
+    with psycopg.connect(dsn, autocommit=True, options=SYNC_COMMIT) as conn:
+        for statements in transactions:
+            with conn.transaction():
+                conn.execute(statements.encode())
+
+
+def child_capture(pipeline_text: str, plan: KillPlan) -> None:
+    """Child-process entry: ``run_capture(until_idle=True)`` with the kill points of ``plan``.
+
+    Table commits of a batch are made serial (one writer thread) so the Nth write is the same
+    table in every run. Nothing in the package is changed; only this process is patched.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    import bronze.writer as writer_mod
+    from cdc_sources.postgres.session import PostgresCaptureSession
+    from cdc_sources.postgres.stream import PostgresStreamReader
+    from pipelines.capture import run_capture
+    from pipelines.config import parse_pipeline
+
+    fd = os.open(plan.trace, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    counts = {"write": 0, "ack": 0}
+
+    def note(kind: str, text: str = "", kill_at: int = 0) -> None:
+        counts[kind] = counts.get(kind, 0) + 1
+        os.write(fd, f"{kind} {counts[kind]} {text}\n".encode())
+        if counts[kind] == kill_at:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    real_write = writer_mod.write_deltalake  # type: ignore[attr-defined]
+    real_ack, real_stream = PostgresStreamReader.acknowledge, PostgresCaptureSession.stream
+
+    def write(target: Any, *args: Any, **kwargs: Any) -> None:
+        real_write(target, *args, **kwargs)
+        path = target if isinstance(target, str) else str(target.table_uri)
+        note("write", path.rstrip("/").rsplit("/bronze/", maxsplit=1)[-1], plan.after_write)
+
+    def ack(self: PostgresStreamReader, lsn: int) -> None:
+        real_ack(self, lsn)
+        note("ack", str(lsn), plan.after_ack)
+
+    def stream(self: PostgresCaptureSession, *, until_idle: bool) -> Iterator[Any]:
+        apply_workload(plan.dsn, plan.workload)
+        note("stream")
+        yield from real_stream(self, until_idle=until_idle)
+
+    writer_mod.ThreadPoolExecutor = lambda _n=1: ThreadPoolExecutor(1)  # type: ignore[attr-defined,assignment]
+    writer_mod.write_deltalake = write  # type: ignore[attr-defined,assignment]
+    PostgresStreamReader.acknowledge = ack  # type: ignore[method-assign]
+    PostgresCaptureSession.stream = stream  # type: ignore[method-assign]
+    run_capture(parse_pipeline(pipeline_text, env={}), until_idle=True)
+
+
+def read_trace(path: str) -> list[tuple[str, int, str]]:
+    """The ``(kind, n, detail)`` lines a child wrote; see `KillPlan`."""
+    out = []
+    for line in Path(path).read_text().splitlines():
+        kind, n, *rest = line.split(" ", 2)
+        out.append((kind, int(n), rest[0] if rest else ""))
+    return out

@@ -1,0 +1,60 @@
+"""Transaction-consistent cuts: every table of a source advances to the same transaction."""
+
+from __future__ import annotations
+
+import pytest
+
+from silver.declarations import SilverOptions, SilverTable
+from tests.silver.bronze_builder import int32, string
+from tests.silver.conftest import rows
+
+pytestmark = pytest.mark.spark
+
+TX = SilverOptions(consistency={"shop": "transaction"})
+
+
+def _tables(builder):
+    orders, lines = builder("orders"), builder("lines")
+    orders.register([int32("id", optional=False), string("status")], ["id"])
+    lines.register([int32("order_id", optional=False), int32("n", optional=False)], ["order_id", "n"])
+    return orders, lines, [SilverTable(table="orders", source=orders.topic),
+                           SilverTable(table="lines", source=lines.topic)]
+
+
+def test_a_transaction_split_across_batches_waits_until_it_is_complete(builder, run, silver):
+    orders, lines, decls = _tables(builder)
+    # tx A (commit LSN 100) complete in batch 1; tx B (commit LSN 200) split over batches 1 and 2
+    orders.insert({"id": 1, "status": "new"}, commit_lsn=100)
+    lines.insert({"order_id": 1, "n": 1}, commit_lsn=100)
+    orders.update({"id": 1, "status": "paid"}, commit_lsn=200)
+    orders.commit(batch=1)
+    lines.commit(batch=1)
+    orders.commit_offset(1, {"lsn": 150, "txId": 1}, topics=[orders.topic, lines.topic])
+    lines.insert({"order_id": 1, "n": 2}, commit_lsn=200)
+    lines.commit(batch=2)  # batch 2's offset row is not committed yet
+    result = run(*decls, options=TX)
+    assert [t.status for t in result.tables] == ["applied", "applied"]
+    assert rows(silver("orders"), "id", "status") == [(1, "new")]
+    assert rows(silver("lines"), "order_id", "n") == [(1, 1)]
+    # without the cut, orders would already show tx B while lines did not
+    orders.commit_offset(2, {"lsn": 250, "txId": 2}, topics=[lines.topic])
+    run(*decls, options=TX)
+    assert rows(silver("orders"), "id", "status") == [(1, "paid")]
+    assert rows(silver("lines"), "order_id", "n") == [(1, 1), (1, 2)]
+
+
+def test_tables_wait_while_the_initial_snapshot_is_incomplete(builder, run):
+    orders, _lines, decls = _tables(builder)
+    orders.read({"id": 1, "status": "new"})
+    orders.commit(batch=1)
+    orders.commit_offset(1, {"lsn": 10, "snapshot": True}, snapshot_completed=False)
+    result = run(*decls, options=TX)
+    assert [t.status for t in result.tables] == ["waiting", "waiting"]
+
+
+def test_table_consistency_is_the_default(builder, run, silver):
+    orders, _lines, decls = _tables(builder)
+    orders.insert({"id": 1, "status": "new"}, commit_lsn=100).commit(batch=1)
+    result = run(*decls)  # no offsets at all: each table applies what bronze has
+    assert result.tables[0].status == "applied" and result.tables[1].status == "waiting"
+    assert rows(silver("orders"), "id") == [(1,)]

@@ -1,0 +1,104 @@
+"""Schema evolution: added/dropped columns, safe widening, incompatible changes, modes."""
+
+from __future__ import annotations
+
+import pytest
+
+from silver.declarations import SilverTable
+from tests.silver.bronze_builder import col, decimal, enc_decimal, int32, int64, string
+from tests.silver.conftest import rows
+
+pytestmark = pytest.mark.spark
+
+
+def _start(builder, run, **kw):
+    b = builder("items")
+    b.register([int32("id", optional=False), string("name"), int32("qty"), decimal("price", 10, 2)], ["id"])
+    b.insert({"id": 1, "name": "a", "qty": 1, "price": enc_decimal("1.00", 2)}).commit()
+    decl = SilverTable(table="items", source=b.topic, **kw)
+    run(decl)
+    return b, decl
+
+
+def test_added_column_appears_and_existing_rows_read_null(builder, run, silver):
+    b, decl = _start(builder, run)
+    b.register([int32("id", optional=False), string("name"), int32("qty"), decimal("price", 10, 2), string("color")],
+               ["id"])
+    b.insert({"id": 2, "name": "b", "qty": 2, "price": None, "color": "red"}).commit()
+    (res,) = run(decl).tables
+    assert res.schema_changes == ("added column color string",)
+    assert rows(silver("items"), "id", "color") == [(1, None), (2, "red")]
+
+
+def test_dropped_column_stays_and_is_null_from_then_on(builder, run, silver):
+    b, decl = _start(builder, run)
+    b.register([int32("id", optional=False), string("name"), decimal("price", 10, 2)], ["id"])
+    b.update({"id": 1, "name": "a2", "price": None}).insert({"id": 3, "name": "c", "price": None}).commit()
+    run(decl)
+    assert "qty" in silver("items").columns
+    assert rows(silver("items"), "id", "name", "qty") == [(1, "a2", None), (3, "c", None)]
+
+
+def test_safe_widening_int_to_bigint_and_decimal_precision(builder, run, silver):
+    b, decl = _start(builder, run)
+    b.register([int32("id", optional=False), string("name"), int64("qty"), decimal("price", 14, 2)], ["id"])
+    b.insert({"id": 2, "name": "b", "qty": 10_000_000_000, "price": enc_decimal("123456789012.34", 2)}).commit()
+    (res,) = run(decl).tables
+    assert sorted(res.schema_changes) == ["widened column price to decimal(14,2)", "widened column qty to bigint"]
+    types = dict(silver("items").dtypes)
+    assert (types["qty"], types["price"]) == ("bigint", "decimal(14,2)")
+    assert rows(silver("items"), "id", "qty") == [(1, 1), (2, 10_000_000_000)]
+
+
+def test_narrowed_source_type_is_cast_up_to_silver(builder, run, silver):
+    b, decl = _start(builder, run)
+    b.register([int32("id", optional=False), string("name"), col("qty", "int16"), decimal("price", 10, 2)], ["id"])
+    b.insert({"id": 2, "name": "b", "qty": 7, "price": None}).commit()
+    (res,) = run(decl).tables
+    assert res.status == "applied" and dict(silver("items").dtypes)["qty"] == "int"
+
+
+def test_incompatible_change_stops_that_table_only_and_leaves_it_untouched(builder, run, silver, root):
+    b, decl = _start(builder, run)
+    other = builder("others")
+    other.register([int32("id", optional=False), string("v")], ["id"])
+    other.insert({"id": 1, "v": "x"}).commit()
+    other_decl = SilverTable(table="others", source=other.topic)
+    b.register([int32("id", optional=False), string("name"), string("qty"), decimal("price", 10, 2)], ["id"])
+    b.insert({"id": 2, "name": "b", "qty": "many", "price": None}).commit()
+    before = sorted(tuple(r) for r in silver("items").collect())
+    result = run(decl, other_decl)
+    failed, ok = result.tables
+    assert failed.status == "failed" and "column 'qty' changed type int -> string" in (failed.error or "")
+    assert ok.status == "applied"
+    assert sorted(tuple(r) for r in silver("items").collect()) == before
+    # still failing next time: progress did not move
+    assert run(decl).tables[0].status == "failed"
+
+
+def test_strict_mode_rejects_any_schema_change(builder, run, silver):
+    b, decl = _start(builder, run, schema_evolution="strict")
+    b.register([int32("id", optional=False), string("name"), int32("qty"), decimal("price", 10, 2), string("x")],
+               ["id"])
+    b.insert({"id": 2, "name": "b", "qty": 1, "price": None, "x": "y"}).commit()
+    (res,) = run(decl).tables
+    assert res.status == "failed" and "new source column 'x'" in (res.error or "")
+    assert silver("items").count() == 1
+
+
+def test_ignore_mode_keeps_the_silver_schema(builder, run, silver):
+    b, decl = _start(builder, run, schema_evolution="ignore")
+    b.register([int32("id", optional=False), string("name"), int32("qty"), decimal("price", 10, 2), string("x")],
+               ["id"])
+    b.insert({"id": 2, "name": "b", "qty": 1, "price": None, "x": "y"}).commit()
+    (res,) = run(decl).tables
+    assert res.status == "applied" and "x" not in silver("items").columns
+    assert rows(silver("items"), "id", "name") == [(1, "a"), (2, "b")]
+
+
+def test_key_change_in_the_source_stops_the_table(builder, run):
+    b, decl = _start(builder, run)
+    b.register([int32("id", optional=False), string("name"), int32("qty"), decimal("price", 10, 2)], ["id", "name"])
+    b.insert({"id": 2, "name": "b", "qty": 1, "price": None}).commit()
+    (res,) = run(decl).tables
+    assert res.status == "failed" and "rebuild" in (res.error or "")

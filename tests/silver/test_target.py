@@ -1,0 +1,43 @@
+"""The silver table's storage: creation options, column adds on every engine, clustering on Sail."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+from deltalake import DeltaTable, write_deltalake
+from pyspark.sql.types import StringType, StructField
+
+from silver.declarations import SilverTable
+from silver.errors import EngineCapabilityError
+from silver.target import SilverTarget
+
+pytestmark = pytest.mark.spark
+
+
+def test_create_applies_partitioning_and_delta_properties(spark, root):
+    decl = SilverTable(table="t", source="a.b.c", partition_by=["p"], rename={"p": "part"},
+                       table_properties={"delta.checkpointInterval": "7"})
+    target = SilverTarget.for_declaration(root, decl)
+    target.create(spark, spark.createDataFrame([(1, "x")], "id int, part string"))
+    meta = DeltaTable(target.location).metadata()
+    assert (meta.partition_columns, meta.configuration.get("delta.checkpointInterval")) == (["part"], "7")
+    assert all(f.nullable for f in spark.read.format("delta").load(target.location).schema.fields)
+
+
+def test_add_columns_works_on_tables_with_non_nullable_columns(spark, root):
+    # a table written elsewhere with NOT NULL columns: Sail ignores mergeSchema there -> rewrite
+    location = f"{root}/silver/strict"
+    schema = pa.schema([pa.field("id", pa.int32(), nullable=False), pa.field("v", pa.string())])
+    write_deltalake(location, pa.Table.from_pylist([{"id": 1, "v": "a"}], schema=schema))
+    target = SilverTarget("strict", location, None)
+    current = spark.read.format("delta").load(location).schema
+    target.add_columns(spark, [StructField("extra", StringType())], current)
+    df = spark.read.format("delta").load(location)
+    assert df.columns == ["id", "v", "extra"] and [tuple(r) for r in df.collect()] == [(1, "a", None)]
+
+
+def test_cluster_by_on_sail_is_a_clear_error(spark, root):
+    decl = SilverTable(table="c", source="a.b.c", cluster_by=["id"])
+    target = SilverTarget.for_declaration(root, decl)
+    with pytest.raises(EngineCapabilityError, match="cannot create clustered tables"):
+        target.create(spark, spark.createDataFrame([(1,)], "id int"))
