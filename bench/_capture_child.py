@@ -1,0 +1,271 @@
+"""Child process: one `run_capture(config, until_idle=True)` of our connector, timed and measured.
+
+Run as ``python -m bench._capture_child CONFIG.json RESULT.json``. The config holds the pipeline
+YAML text, the bronze root, the topic and how many records the run must commit. Everything is
+imported before the clock starts. The run is observed from the outside only (no connector code
+changes): ``BronzeWriter.commit`` and the session's ``snapshot``/``stream`` iterators are wrapped
+to take timestamps of the first record produced and of the commit that makes the expected
+number of records durable in bronze. ``ru_maxrss`` gives the peak resident set of the process.
+
+With ``"source_only": true`` the child opens the connector's session itself and only counts the
+records it yields (no bronze, no acknowledgement): the connector's own speed, bronze excluded.
+
+With ``"profile": PATH`` the run happens under ``cProfile``, in every thread (the bronze writer
+commits tables from a thread pool), and the merged statistics are dumped to PATH. Profiled runs
+first import what the capture would otherwise import lazily on its first bronze read and write
+(``pyarrow.dataset``, and ``pandas``, which delta-rs imports on its first ``write_deltalake``),
+so that the profile shows the work, not the import machinery; measured runs do not.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import json
+import logging
+import os
+import pstats
+import resource
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+from deltalake import DeltaTable
+
+from bronze.schema import topic_path
+from bronze.writer import BronzeCommitResult, BronzeWriter
+from cdc_sources.postgres.session import PostgresCaptureSession
+from cdc_sources.spi import ChangeBlock, ChangeRecord, StreamItem
+from pipelines.capture import run_capture, validate_sources
+from pipelines.config import PipelineConfig, parse_pipeline
+from pipelines.coordinator import CaptureResult
+
+
+@dataclass
+class Probe:
+    """Timestamps (``time.monotonic``) and counts taken while the capture runs."""
+
+    expected: int
+    t_call: float = 0.0
+    t_phase_called: dict[str, float] = field(default_factory=dict)
+    t_first_record: float | None = None
+    t_reached: float | None = None
+    t_return: float = 0.0
+    written: int = 0
+    commits: list[tuple[float, int, float]] = field(default_factory=list)
+
+    def on_commit(self, result: BronzeCommitResult, started: float) -> None:
+        """Record a bronze commit: when it returned (s since the call), its records, its duration."""
+        now = time.monotonic()
+        self.written += result.records_written
+        self.commits.append((now - self.t_call, result.records_written, now - started))
+        if self.t_reached is None and self.written >= self.expected:
+            self.t_reached = now
+
+    def on_records(self, n: int) -> None:
+        """Count records that are not written anywhere (source-only runs)."""
+        self.written += n
+        if self.t_reached is None and self.written >= self.expected:
+            self.t_reached = time.monotonic()
+
+
+def records_in(item: StreamItem) -> int:
+    """How many change records a stream item carries (a record, a run of records, a block)."""
+    if isinstance(item, ChangeRecord):
+        return 1
+    if isinstance(item, list):
+        return len(item)
+    if isinstance(item, ChangeBlock):
+        return len(item)
+    return 0
+
+
+def install_probe(probe: Probe) -> None:
+    """Wrap the bronze commit and the session iterators (this process only)."""
+    original_commit = BronzeWriter.commit
+
+    def commit(self: BronzeWriter, *args: Any, **kwargs: Any) -> BronzeCommitResult:
+        started = time.monotonic()
+        result = original_commit(self, *args, **kwargs)
+        probe.on_commit(result, started)
+        return result
+
+    BronzeWriter.commit = commit  # type: ignore[method-assign]
+    PostgresCaptureSession.snapshot = _observed(PostgresCaptureSession.snapshot, "snapshot", probe)  # type: ignore[method-assign]
+    PostgresCaptureSession.stream = _observed(PostgresCaptureSession.stream, "stream", probe)  # type: ignore[method-assign]
+
+
+def _observed(method: Callable[..., Iterator[StreamItem]], phase: str,
+              probe: Probe) -> Callable[..., Iterator[StreamItem]]:
+    def wrapper(self: PostgresCaptureSession, *args: Any, **kwargs: Any) -> Iterator[StreamItem]:
+        probe.t_phase_called[phase] = time.monotonic()
+        for item in method(self, *args, **kwargs):
+            if probe.t_first_record is None and records_in(item):
+                probe.t_first_record = time.monotonic()
+            yield item
+
+    return wrapper
+
+
+class ThreadedProfile:
+    """``cProfile`` in the calling thread and in every thread started while it is enabled."""
+
+    def __init__(self) -> None:
+        self.main = cProfile.Profile()
+        self.others: list[cProfile.Profile] = []
+
+    def _hook(self, frame: Any, event: str, arg: Any) -> None:
+        sys.setprofile(None)
+        profile = cProfile.Profile()
+        self.others.append(profile)
+        profile.enable()
+
+    def __enter__(self) -> ThreadedProfile:
+        threading.setprofile(self._hook)
+        self.main.enable()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.main.disable()
+        threading.setprofile(None)
+
+    def dump(self, path: str) -> None:
+        stats = pstats.Stats(self.main)
+        for profile in self.others:
+            profile.disable()
+            stats.add(profile)
+        stats.dump_stats(path)
+
+
+class RssSampler:
+    """Samples the process's RSS every ``interval_s`` in a daemon thread: (seconds since start, MB)."""
+
+    def __init__(self, interval_s: float = 0.25) -> None:
+        self.interval_s = interval_s
+        self.samples: list[tuple[float, float]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="rss-sampler", daemon=True)
+
+    def _run(self) -> None:
+        proc = psutil.Process()
+        started = time.monotonic()
+        while not self._stop.wait(self.interval_s):
+            self.samples.append((round(time.monotonic() - started, 2), round(proc.memory_info().rss / 2**20, 1)))
+
+    def __enter__(self) -> RssSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def timeline(self, points: int = 120) -> list[tuple[float, float]]:
+        """At most ``points`` samples, evenly spaced, keeping the peak."""
+        step = max(1, len(self.samples) // points)
+        kept = self.samples[::step]
+        if self.samples:
+            kept.append(max(self.samples, key=lambda s: s[1]))
+        return sorted(set(kept))
+
+
+def bronze_rows(root: str, topic: str) -> int:
+    """How many rows the topic's bronze table holds (0 if it does not exist)."""
+    try:
+        table = DeltaTable(topic_path(root, topic))
+    except Exception:  # the table is created by the first commit that has rows for it
+        return 0
+    return int(table.to_pyarrow_dataset().count_rows())
+
+
+def warm_imports() -> None:
+    """Import the modules the capture imports lazily (seconds of import machinery otherwise)."""
+    import pandas  # type: ignore[import-untyped]  # noqa: F401
+    import pyarrow.dataset  # noqa: F401
+
+
+def source_only(pipeline: PipelineConfig, root: str, probe: Probe) -> dict[str, Any]:
+    """Read the source like `run_capture` does, but count the records instead of writing them.
+
+    The connector is opened at the offset stored in bronze (as `run_capture` would); the run
+    stops at the expected record. Nothing is acknowledged and nothing is written.
+    """
+    (spec,) = pipeline.sources
+    connector = validate_sources(pipeline)[spec.name]
+    writer = BronzeWriter(root, spec.name)
+    try:
+        stored = writer.recover()
+    finally:
+        writer.close()
+    session = connector.open(stored.offset if stored else None)
+    try:
+        plan = session.plan()
+        items = session.snapshot() if plan.snapshot_data else session.stream(until_idle=True)
+        for item in items:
+            n = records_in(item)
+            if n:
+                probe.on_records(n)
+                if probe.t_reached is not None:
+                    break
+    finally:
+        session.close()
+    return {"plan_reason": plan.reason, "records": probe.written}
+
+
+def run(config: dict[str, Any]) -> dict[str, Any]:
+    """Run the capture described by ``config``; return the measurements."""
+    pipeline = parse_pipeline(config["pipeline"], file="<bench>", env={})
+    probe = Probe(expected=int(config["expected"]))
+    install_probe(probe)
+    profile = ThreadedProfile() if config.get("profile") else None
+    if profile is not None or config.get("source_only"):
+        warm_imports()
+    rss_before = psutil.Process().memory_info().rss
+    sampler = RssSampler()
+    probe.t_call = time.monotonic()
+    with sampler:
+        if config.get("source_only"):
+            capture = source_only(pipeline, str(config["root"]), probe)
+        elif profile is not None:
+            with profile:
+                capture = _summary(run_capture(pipeline, until_idle=True))
+        else:
+            capture = _summary(run_capture(pipeline, until_idle=True))
+    probe.t_return = time.monotonic()
+    if profile is not None:
+        profile.dump(str(config["profile"]))
+    return {
+        "probe": asdict(probe),
+        "capture": capture,
+        "bronze_rows": None if config.get("source_only") else bronze_rows(str(config["root"]), str(config["topic"])),
+        "rss_before_run_bytes": rss_before,
+        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "rss_timeline_mb": sampler.timeline(),
+        "pid": os.getpid(),
+    }
+
+
+def _summary(results: dict[str, CaptureResult]) -> dict[str, Any]:
+    (result,) = results.values()
+    return {"plan_reason": result.plan_reason, "snapshot_rows": result.snapshot_rows,
+            "streamed_records": result.streamed_records, "batches": result.batches, "seconds": result.seconds}
+
+
+def main(argv: list[str]) -> int:
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    config = json.loads(Path(argv[1]).read_text())
+    try:
+        out = run(config)
+    except Exception:
+        out = {"error": traceback.format_exc()}
+    Path(argv[2]).write_text(json.dumps(out))
+    return 1 if "error" in out else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

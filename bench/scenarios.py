@@ -1,0 +1,216 @@
+"""The benchmark scenarios: streaming an insert, snapshotting a table, memory under a huge transaction.
+
+Each scenario uses its own database on the one private server and runs the readers one after
+the other on the same data: every reader run has its own replication slot created before the
+changes were made, so each decodes exactly the same WAL. With ``repeat`` > 1 every reader runs
+that many times (round-robin, each time on its own slot) and the fastest run is reported; all
+runs are kept in the JSON, and the peak RSS reported is the largest of all runs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.debezium import DebeziumTarget, prime_streaming, run_debezium, summarize_debezium
+from bench.ours import OursTarget, run_ours, summarize_ours
+from bench.raw import recvlogical_create_slot, run_copy_psql, run_copy_psycopg, run_recvlogical
+from bench.workload import (
+    BenchDb,
+    create_database,
+    current_lsn,
+    drop_database,
+    insert_rows,
+    settle,
+    table_bytes,
+    wal_bytes,
+)
+from pipelines.local_postgres import LocalPostgres
+
+Say = Callable[[str], None]
+
+
+@dataclass
+class BenchContext:
+    """What every scenario needs: the server, a scratch directory and the run's settings."""
+
+    server: LocalPostgres
+    workdir: Path
+    results_dir: Path
+    say: Say
+    debezium: bool = True
+    debezium_consumer: str = "lean"
+    profile: bool = False
+    repeat: int = 1
+    stamp: str = field(default_factory=lambda: time.strftime("%Y%m%d-%H%M%S"))
+
+    def profile_path(self, key: str) -> Path | None:
+        return self.results_dir / f"profile-{self.stamp}-{key}.prof" if self.profile else None
+
+
+def _timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+    started = time.monotonic()
+    out = fn()
+    return out, time.monotonic() - started
+
+
+def _rate(entry: dict[str, Any], records: int) -> dict[str, Any]:
+    entry = dict(entry)
+    entry["records"] = records
+    entry["events_per_s"] = records / entry["start_to_last_s"]
+    if "first_to_last_s" in entry:
+        entry["events_per_s_first_to_last"] = records / max(entry["first_to_last_s"], 1e-9)
+    return entry
+
+
+def best_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The fastest run (start->last), with every run's times and the largest peak RSS of all."""
+    best = dict(min(runs, key=lambda r: r["start_to_last_s"]))
+    best["runs"] = [{k: r.get(k) for k in ("start_to_last_s", "first_to_last_s", "peak_rss_mb")} for r in runs]
+    rss = [r["peak_rss_mb"] for r in runs if r.get("peak_rss_mb") is not None]
+    if rss:
+        best["peak_rss_mb"] = max(rss)
+    return best
+
+
+@dataclass
+class _StreamReaders:
+    """Every reader of a streaming scenario, each with its own slot."""
+
+    ours: list[OursTarget]
+    source: list[OursTarget]
+    debezium: list[DebeziumTarget]
+    profile: OursTarget | None
+
+
+def _prepare_streaming(ctx: BenchContext, key: str, db: BenchDb, n: int, *, debezium: bool, profile: bool,
+                       source_only: bool) -> _StreamReaders:
+    """Create every reader's slot (and stored offset) while the table is still empty."""
+    ours = [OursTarget(db, ctx.workdir / f"lake_{key}_{i}", f"bench_ours_{i}") for i in range(n)]
+    source = [OursTarget(db, ctx.workdir / f"lake_{key}_src_{i}", f"bench_src_{i}")
+              for i in range(n if source_only else 0)]
+    prof = OursTarget(db, ctx.workdir / f"lake_{key}_profile", "bench_profile") if profile else None
+    targets = [*ours, *source, *([prof] if prof else [])]
+    ctx.say(f"  setup: our connector snapshots the empty table (creates its slot, stores its offset) "
+            f"x{len(targets)}")
+    for target in targets:
+        run_ours(target, expected=0)
+    dbz = [DebeziumTarget(db, ctx.workdir / f"debezium_{key}_{i}", f"bench_debezium_{i}")
+           for i in range(n if debezium else 0)]
+    if dbz:
+        ctx.say(f"  setup: Debezium snapshots the empty table and stores a streaming offset (heartbeat) x{n}")
+    for d in dbz:
+        prime_streaming(d)
+    for i in range(n):
+        recvlogical_create_slot(db, f"bench_recvlogical_{i}")
+    return _StreamReaders(ours, source, dbz, prof)
+
+
+def _stream_runs(ctx: BenchContext, readers: _StreamReaders, db: BenchDb, end_lsn: str, rows: int,
+                 n: int) -> dict[str, list[dict[str, Any]]]:
+    """Every reader streams the inserted rows from its own slot, ``n`` rounds."""
+    say = ctx.say
+    runs: dict[str, list[dict[str, Any]]] = {"ours": [], "ours_source": [], "debezium": [],
+                                             "pg_recvlogical": []}
+    for i in range(n):
+        say(f"  run {i + 1}/{n}: pg_recvlogical (pgoutput, to a pipe that discards)")
+        runs["pg_recvlogical"].append(_rate(run_recvlogical(db, f"bench_recvlogical_{i}", end_lsn), rows))
+        say(f"  run {i + 1}/{n}: our connector, run_capture(until_idle=True) into bronze")
+        runs["ours"].append(summarize_ours(run_ours(readers.ours[i], expected=rows), rows))
+        _check_bronze(runs["ours"][-1], rows, say)
+        if readers.source:
+            say(f"  run {i + 1}/{n}: our connector's session alone (records counted, no bronze)")
+            runs["ours_source"].append(
+                summarize_ours(run_ours(readers.source[i], expected=rows, source_only=True), rows))
+        if readers.debezium:
+            say(f"  run {i + 1}/{n}: Debezium embedded ({ctx.debezium_consumer} count-only consumer)")
+            raw = run_debezium(readers.debezium[i], expected=rows, snapshot_mode="initial",
+                               consumer=ctx.debezium_consumer)
+            runs["debezium"].append(summarize_debezium(raw, rows))
+    return runs
+
+
+def streaming(ctx: BenchContext, key: str, title: str, rows: int, tx_rows: int, *,
+              debezium: bool, profile: bool = False, repeat: int | None = None,
+              source_only: bool = True) -> dict[str, Any]:
+    """Insert ``rows`` rows in transactions of ``tx_rows``; every reader streams them from its slot."""
+    say = ctx.say
+    n = ctx.repeat if repeat is None else repeat
+    say(f"scenario {key}: {title}")
+    db = create_database(ctx.server, f"bench_{key}")
+    path = ctx.profile_path(key) if profile else None
+    try:
+        readers = _prepare_streaming(ctx, key, db, n, debezium=debezium, profile=path is not None,
+                                     source_only=source_only)
+        start_lsn = current_lsn(db)
+        say(f"  setup: inserting {rows:,} rows in transactions of {tx_rows:,} rows")
+        transactions, load_s = _timed(lambda: insert_rows(db, rows, tx_rows=tx_rows))
+        end_lsn = current_lsn(db)
+        settle(db)
+        runs = _stream_runs(ctx, readers, db, end_lsn, rows, n)
+        out: dict[str, Any] = {
+            "key": key, "title": title, "kind": "streaming", "records": rows, "transactions": transactions,
+            "load_s": load_s, "wal_bytes": wal_bytes(db, start_lsn, end_lsn),
+            "systems": {name: best_of(r) for name, r in runs.items() if r},
+        }
+        if readers.profile is not None and path is not None:
+            say(f"  profiling our connector (cProfile) -> {path}")
+            run_ours(readers.profile, expected=rows, profile=path)
+            out["profile"] = str(path)
+        return out
+    finally:
+        drop_database(db)
+
+
+def snapshot(ctx: BenchContext, key: str, title: str, rows: int, *, debezium: bool) -> dict[str, Any]:
+    """A table of ``rows`` rows, read by COPY (psql, psycopg), our snapshot and Debezium's."""
+    say = ctx.say
+    say(f"scenario {key}: {title}")
+    db = create_database(ctx.server, f"bench_{key}")
+    try:
+        say(f"  setup: loading {rows:,} rows")
+        _, load_s = _timed(lambda: insert_rows(db, rows, tx_rows=rows))
+        settle(db)
+        runs: dict[str, list[dict[str, Any]]] = {"ours": [], "ours_source": [], "debezium": [], "copy_psql": [],
+                                                 "copy_psycopg": []}
+        for i in range(ctx.repeat):
+            n = f"run {i + 1}/{ctx.repeat}:"
+            say(f"  {n} COPY (SELECT ...) TO STDOUT via psql > /dev/null")
+            runs["copy_psql"].append(_rate(run_copy_psql(db), rows))
+            say(f"  {n} COPY (SELECT ...) TO STDOUT via psycopg, rows iterated in Python")
+            runs["copy_psycopg"].append(_rate(run_copy_psycopg(db), rows))
+            say(f"  {n} our connector, snapshot.mode=initial, run_capture(until_idle=True) into bronze")
+            ours = OursTarget(db, ctx.workdir / f"lake_{key}_{i}", f"bench_ours_{i}")
+            runs["ours"].append(summarize_ours(run_ours(ours, expected=rows), rows))
+            _check_bronze(runs["ours"][-1], rows, say)
+            say(f"  {n} our connector's snapshot alone (records counted, no bronze)")
+            source = OursTarget(db, ctx.workdir / f"lake_{key}_src_{i}", f"bench_src_{i}")
+            runs["ours_source"].append(summarize_ours(run_ours(source, expected=rows, source_only=True), rows))
+            if debezium:
+                say(f"  {n} Debezium embedded, snapshot.mode=initial ({ctx.debezium_consumer} count-only consumer)")
+                dbz = DebeziumTarget(db, ctx.workdir / f"debezium_{key}_{i}", f"bench_debezium_{i}")
+                raw = run_debezium(dbz, expected=rows, snapshot_mode="initial", consumer=ctx.debezium_consumer)
+                runs["debezium"].append(summarize_debezium(raw, rows))
+        out: dict[str, Any] = {"key": key, "title": title, "kind": "snapshot", "records": rows, "load_s": load_s,
+                               "table_bytes": table_bytes(db),
+                               "systems": {name: best_of(r) for name, r in runs.items() if r}}
+        path = ctx.profile_path(key)
+        if path is not None:
+            say(f"  profiling our connector (cProfile) -> {path}")
+            run_ours(OursTarget(db, ctx.workdir / f"lake_{key}_profile", "bench_profile"), expected=rows,
+                     profile=path)
+            out["profile"] = str(path)
+        return out
+    finally:
+        drop_database(db)
+
+
+def _check_bronze(entry: dict[str, Any], rows: int, say: Say) -> None:
+    if entry["bronze_rows"] != rows:
+        say(f"  WARNING: bronze holds {entry['bronze_rows']:,} rows, expected {rows:,}")
+    else:
+        say(f"  bronze holds {rows:,} rows; {entry['events_per_s']:,.0f} events/s, "
+            f"peak RSS {entry['peak_rss_mb']:,.0f} MB")
