@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from pipelines.local_mariadb import LocalMariaDB
 from pipelines.local_postgres import LocalPostgres, embedded_bindir
 
 
@@ -72,3 +73,33 @@ def _fresh_database(server: LocalPostgres, request: pytest.FixtureRequest) -> It
                 )
                 conn.execute("SELECT pg_drop_replication_slot(%s)", (slot,))
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def mariadb_server() -> Iterator[LocalMariaDB]:
+    """A private MariaDB (binlog on, ROW, FULL row image and metadata) for the whole test session."""
+    base = Path(tempfile.mkdtemp(prefix="cdc-mariadb-"))
+    server = LocalMariaDB(base / "data").start()
+    try:
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def mariadb_db(mariadb_server: LocalMariaDB, request: pytest.FixtureRequest) -> Iterator[dict[str, object]]:
+    """A fresh database on the session MariaDB; yields ``pymysql.connect`` keyword arguments for it."""
+    import pymysql
+
+    name = "t_" + request.node.name.lower().replace("[", "_").replace("]", "").replace("-", "_")[:50]
+    conn = pymysql.connect(**mariadb_server.connect_args(), autocommit=True)  # type: ignore[arg-type]
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f"DROP DATABASE IF EXISTS `{name}`")
+            cur.execute(f"CREATE DATABASE `{name}`")
+        yield mariadb_server.connect_args(name)
+    finally:
+        with conn.cursor() as cur:
+            cur.execute(f"DROP DATABASE IF EXISTS `{name}`")
+        conn.close()
