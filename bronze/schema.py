@@ -8,6 +8,8 @@ Layout under ``<root>``::
                                       metadata ``<prefix>.transaction``, heartbeats, messages)
     bronze/_cdc/<source>/offsets      one row per committed capture batch: the source offset
     bronze/_cdc/<source>/schemas      every key/value schema a source has used (schema history)
+    bronze/_cdc/<source>/history      the connector's private history (MySQL: every DDL with its
+                                      binlog position, replayed on restart); data-table columns
 
 Every data table commit carries, in its Delta commit metadata:
 
@@ -25,6 +27,7 @@ BRONZE_DIR = "bronze"
 CDC_DIR = "_cdc"
 OFFSETS_TABLE = "offsets"
 SCHEMAS_TABLE = "schemas"
+HISTORY_TABLE = "history"
 
 # Commit-metadata keys written on every bronze data commit.
 META_SOURCE = "cdc.source"
@@ -107,6 +110,11 @@ def bronze_root(root: str) -> str:
 def topic_path(root: str, topic: str) -> str:
     """Where the bronze table of ``topic`` lives."""
     return f"{bronze_root(root)}/{topic}"
+
+
+def history_path(root: str, source: str) -> str:
+    """Where a source's private connector history lives (records sent to ``HISTORY_TOPIC``)."""
+    return f"{bronze_root(root)}/{CDC_DIR}/{source}/{HISTORY_TABLE}"
 
 
 def offsets_path(root: str, source: str) -> str:

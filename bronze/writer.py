@@ -44,7 +44,9 @@ from deltalake.exceptions import TableNotFoundError
 
 from bronze.schema import (
     BRONZE_SCHEMA,
+    COL_POSITION,
     COL_SEQ,
+    COL_VALUE,
     META_BATCH,
     META_LAST_SEQ,
     META_OFFSET,
@@ -53,11 +55,12 @@ from bronze.schema import (
     META_WRITER,
     OFFSETS_SCHEMA,
     SCHEMAS_SCHEMA,
+    history_path,
     offsets_path,
     schemas_path,
     topic_path,
 )
-from cdc_sources.spi import ChangeBlock, ChangeRecord, SchemaVersion
+from cdc_sources.spi import HISTORY_TOPIC, ChangeBlock, ChangeRecord, HistoryEntry, SchemaVersion
 
 log = logging.getLogger(__name__)
 
@@ -182,7 +185,9 @@ class BronzeWriter:
             table = self._table(topic)
             if table is None:
                 continue
-            metrics = table.delete(f"op = 'r' AND batch > {completed}")
+            # the private history of an interrupted snapshot goes too (it is rewritten in full)
+            predicate = f"batch > {completed}" if topic == HISTORY_TOPIC else f"op = 'r' AND batch > {completed}"
+            metrics = table.delete(predicate)
             removed += int(metrics.get("num_deleted_rows", 0))
             # the deleted rows were the table's newest: seq continues after what is left
             state = self.table_state(topic)
@@ -194,11 +199,23 @@ class BronzeWriter:
         table = self._open.get(topic)
         if table is None:
             try:
-                table = DeltaTable(topic_path(self.root, topic), storage_options=self.storage_options)
+                table = DeltaTable(self._path(topic), storage_options=self.storage_options)
             except TableNotFoundError:
                 return None
             self._open[topic] = table
         return table
+
+    def _path(self, topic: str) -> str:
+        return history_path(self.root, self.source) if topic == HISTORY_TOPIC else topic_path(self.root, topic)
+
+    def read_history(self) -> list[HistoryEntry]:
+        """Every record of the connector's private history, in the order it was written."""
+        table = self._table(HISTORY_TOPIC)
+        if table is None:
+            return []
+        rows = table.to_pyarrow_table(columns=[COL_SEQ, COL_POSITION, COL_VALUE]).sort_by(COL_SEQ)
+        return [HistoryEntry(str(p), str(v)) for p, v in zip(rows.column(COL_POSITION).to_pylist(),
+                                                             rows.column(COL_VALUE).to_pylist(), strict=True)]
 
     def _offsets_rows(self) -> pa.Table | None:
         try:
@@ -228,6 +245,7 @@ class BronzeWriter:
             topics.update(str(t) for t in history.to_pyarrow_table(columns=["topic"]).column("topic").to_pylist())
         except TableNotFoundError:
             pass
+        topics.add(HISTORY_TOPIC)
         return topics
 
     def close(self) -> None:
@@ -272,7 +290,7 @@ class BronzeWriter:
         )
         target = self._table(topic)
         write_deltalake(
-            target if target is not None else topic_path(self.root, topic), table, mode="append",
+            target if target is not None else self._path(topic), table, mode="append",
             commit_properties=props, storage_options=self.storage_options,
             writer_properties=_DATA_WRITER_PROPERTIES,
         )

@@ -67,7 +67,7 @@ def _run_once(config: PipelineConfig, spec: SourceSpec, connector: Connector, un
     writer = BronzeWriter(config.lakehouse.root, spec.name, config.lakehouse.storage_options or None)
     try:
         stored = writer.recover()
-        session = connector.open(stored.offset if stored else None)
+        session = connector.open(stored.offset if stored else None, writer.read_history())
         try:
             coordinator = Coordinator(
                 session, writer, stored, commit_interval_ms=spec.capture.commit_interval_ms,

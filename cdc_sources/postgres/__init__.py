@@ -5,13 +5,14 @@ Importing this package imports no database driver; connections are opened by `op
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from cdc_sources.postgres.config import PostgresSourceConfig, build_postgres_config
 from cdc_sources.postgres.offset import PostgresOffset
 from cdc_sources.postgres.session import PostgresCaptureSession
+from cdc_sources.spi import HistoryEntry
 
 __all__ = ["PostgresConnector", "PostgresOffset", "PostgresSourceConfig", "build_postgres_config"]
 
@@ -26,5 +27,7 @@ class PostgresConnector:
     def name(self) -> str:
         return self.config.name
 
-    def open(self, stored_offset: Mapping[str, Any] | None) -> PostgresCaptureSession:
+    def open(self, stored_offset: Mapping[str, Any] | None,
+             history: Sequence[HistoryEntry] = ()) -> PostgresCaptureSession:
+        """Open a session; PostgreSQL keeps no private history (Relation messages carry schemas)."""
         return PostgresCaptureSession(self.config, stored_offset)

@@ -6,15 +6,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
+from cdc_sources.common.envelope import VERSION, dumps, envelope, envelope_text
+
+__all__ = ["CONNECTOR", "VERSION", "SourceInfo", "dumps", "envelope", "envelope_text", "message_envelope",
+           "sequence"]
 
 CONNECTOR = "postgresql"
-VERSION = "3.6.3.Final"
-"""The Debezium version whose behaviour this connector reproduces and is tested against."""
-
-
-def dumps(obj: Any) -> str:
-    return orjson.dumps(obj).decode()
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,29 +53,6 @@ class SourceInfo:
             "origin": None,
             "origin_lsn": None,
         }
-
-
-def envelope_text(before: str, after: str, source: str, op: str, transaction: str) -> str:
-    """The value JSON of a data change event from already-rendered JSON parts."""
-    now = time.time_ns()
-    return (f'{{"before":{before},"after":{after},"source":{source},"transaction":{transaction},'
-            f'"op":"{op}","ts_ms":{now // 1_000_000},"ts_us":{now // 1000},"ts_ns":{now}}}')
-
-
-def envelope(before: Any, after: Any, source: dict[str, Any], op: str,
-             transaction: dict[str, Any] | None) -> str:
-    """The value JSON of a data change event; ``ts_*`` are processing time."""
-    now = time.time_ns()
-    return dumps({
-        "before": before,
-        "after": after,
-        "source": source,
-        "transaction": transaction,
-        "op": op,
-        "ts_ms": now // 1_000_000,
-        "ts_us": now // 1000,
-        "ts_ns": now,
-    })
 
 
 def message_envelope(source: dict[str, Any], transaction: dict[str, Any] | None, prefix: str,

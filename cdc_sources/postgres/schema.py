@@ -7,13 +7,11 @@ converter closure per column, so the hot path does no type dispatch.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-import orjson
-
+from cdc_sources.common.envelope import envelope_schema_version
 from cdc_sources.postgres.converters import ColumnConverter, ConverterSettings, converter_for
 from cdc_sources.postgres.pgoutput import UNCHANGED_TOAST
 from cdc_sources.postgres.render import KeyRenderer, RowRenderer, compile_key_renderer, compile_row_renderer
@@ -48,20 +46,6 @@ SOURCE_SCHEMA: dict[str, Any] = {
     "version": 1,
     "field": "source",
 }
-
-TRANSACTION_BLOCK_SCHEMA: dict[str, Any] = {
-    "type": "struct",
-    "fields": [
-        {"type": "string", "optional": False, "field": "id"},
-        {"type": "int64", "optional": False, "field": "total_order"},
-        {"type": "int64", "optional": False, "field": "data_collection_order"},
-    ],
-    "optional": True,
-    "name": "event.block",
-    "version": 1,
-    "field": "transaction",
-}
-
 
 class ColumnPolicy(Protocol):
     """What the connector's filters decide for each column of a table."""
@@ -234,28 +218,5 @@ def _field(column: PgColumn, index: int, conv: ColumnConverter,
 
 def _schema_version(prefix: str, topic: str, schema: str, table: str, fields: list[dict[str, Any]],
                     key_fields: list[dict[str, Any]], key_names: tuple[str, ...]) -> SchemaVersion:
-    row_schema = {"type": "struct", "fields": fields, "optional": True, "name": f"{topic}.Value"}
-    envelope = {
-        "type": "struct",
-        "fields": [
-            {**row_schema, "field": "before"},
-            {**row_schema, "field": "after"},
-            SOURCE_SCHEMA,
-            TRANSACTION_BLOCK_SCHEMA,
-            {"type": "string", "optional": False, "field": "op"},
-            {"type": "int64", "optional": True, "field": "ts_ms"},
-            {"type": "int64", "optional": True, "field": "ts_us"},
-            {"type": "int64", "optional": True, "field": "ts_ns"},
-        ],
-        "optional": False,
-        "name": f"{topic}.Envelope",
-        "version": 2,
-    }
-    key_schema: dict[str, Any] | None = (
-        {"type": "struct", "fields": key_fields, "optional": False, "name": f"{topic}.Key"}
-        if key_fields else None
-    )
-    value_text = orjson.dumps(envelope).decode()
-    key_text = orjson.dumps(key_schema).decode()
-    digest = hashlib.sha256((key_text + "\n" + value_text).encode()).hexdigest()[:16]
-    return SchemaVersion(topic, digest, key_text, value_text, f"{schema}.{table}", key_names)
+    return envelope_schema_version(topic=topic, table=f"{schema}.{table}", fields=fields, key_fields=key_fields,
+                                   key_names=key_names, source_schema=SOURCE_SCHEMA)

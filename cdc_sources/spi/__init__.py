@@ -15,6 +15,7 @@ from cdc_sources.spi.errors import (
 from cdc_sources.spi.events import (
     HEADER_NEW_KEY,
     HEADER_OLD_KEY,
+    HISTORY_TOPIC,
     ChangeBlock,
     ChangeRecord,
     Checkpoint,
@@ -23,11 +24,12 @@ from cdc_sources.spi.events import (
     SnapshotProgress,
     StreamItem,
 )
-from cdc_sources.spi.source import CaptureSession, Connector, SnapshotPlan
+from cdc_sources.spi.source import CaptureSession, Connector, HistoryEntry, SnapshotPlan
 
 __all__ = [
     "HEADER_NEW_KEY",
     "HEADER_OLD_KEY",
+    "HISTORY_TOPIC",
     "CaptureSession",
     "CdcError",
     "ChangeBlock",
@@ -37,6 +39,7 @@ __all__ = [
     "ConfigProblem",
     "Connector",
     "Fatal",
+    "HistoryEntry",
     "MissingDependencyError",
     "Op",
     "Retriable",

@@ -11,6 +11,14 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+HISTORY_TOPIC = "__cdc.history"
+"""The reserved topic of a connector's private history (MySQL's database schema history).
+
+Records sent to it are stored by the writer under ``_cdc/<source>/history`` with the same
+exactly-once rules as data, and handed back to `Connector.open` on restart. ``value`` holds
+the connector's record JSON, ``position`` the offset at which it applies.
+"""
+
 HEADER_NEW_KEY = "__debezium.newkey"
 HEADER_OLD_KEY = "__debezium.oldkey"
 

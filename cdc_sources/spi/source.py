@@ -6,11 +6,24 @@ plan says so, then stream. Readers only yield items; they never write to bronze.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from cdc_sources.spi.events import StreamItem
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    """One stored record of a connector's private history (see `HISTORY_TOPIC`).
+
+    Attributes:
+        position: the record's ``position`` (offset JSON text).
+        value: the record JSON text.
+    """
+
+    position: str
+    value: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +76,11 @@ class Connector(Protocol):
         """The logical server name (``topic.prefix``)."""
         ...
 
-    def open(self, stored_offset: Mapping[str, Any] | None) -> CaptureSession:
-        """Connect, run the start-up checks and return a session ready to plan."""
+    def open(self, stored_offset: Mapping[str, Any] | None,
+             history: Sequence[HistoryEntry] = ()) -> CaptureSession:
+        """Connect, run the start-up checks and return a session ready to plan.
+
+        ``history``: every record the connector sent to `HISTORY_TOPIC` that bronze holds, in
+        order (it may run past ``stored_offset`` after a crash; the connector skips those).
+        """
         ...
