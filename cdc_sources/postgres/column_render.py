@@ -21,9 +21,9 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from cdc_sources.common import kschema as ks
 from cdc_sources.postgres import vector_encoders as ve
 from cdc_sources.postgres.converters import ConverterSettings, converter_for
-from cdc_sources.postgres.converters import kschema as ks
 from cdc_sources.postgres.converters.bits import parse_bool
 from cdc_sources.postgres.converters.converter import column_type
 from cdc_sources.postgres.converters.text import identity

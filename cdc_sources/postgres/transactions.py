@@ -14,31 +14,12 @@ Observed on Debezium 3.6 (``tests/cases/postgres/debezium_samples.jsonl``):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 
 import orjson
 
+from cdc_sources.common.javacompat import string_hashmap_order as java_hashmap_order
 from cdc_sources.spi import ChangeRecord
-
-
-def _java_string_hash(text: str) -> int:
-    h = 0
-    for unit in text.encode("utf-16-be").hex(" ", 2).split():
-        h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
-    return h
-
-
-def java_hashmap_order(keys: Iterable[str]) -> list[str]:
-    """The iteration order of a Java ``HashMap<String, ?>`` filled with ``keys`` in order."""
-    items = list(dict.fromkeys(keys))
-    capacity = 16
-    while len(items) > capacity * 0.75:
-        capacity *= 2
-    buckets: dict[int, list[str]] = {}
-    for key in items:
-        h = _java_string_hash(key)
-        buckets.setdefault((h ^ (h >> 16)) & (capacity - 1), []).append(key)
-    return [k for b in sorted(buckets) for k in buckets[b]]
 
 
 class TransactionTracker:

@@ -12,8 +12,8 @@ import hashlib
 import uuid
 from typing import Any
 
-from cdc_sources.postgres.converters import kschema as ks
-from cdc_sources.postgres.converters.javacompat import b64
+from cdc_sources.common import kschema as ks
+from cdc_sources.common.javacompat import b64
 from cdc_sources.postgres.converters.model import Convert, TypeMapping, ValueConversionError
 from cdc_sources.postgres.converters.settings import ConverterSettings
 from cdc_sources.postgres.types import PgType

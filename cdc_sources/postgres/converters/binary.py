@@ -7,12 +7,12 @@
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Callable
 from typing import Any
 
-from cdc_sources.postgres.converters import kschema as ks
-from cdc_sources.postgres.converters.javacompat import b64
+from cdc_sources.common.connect_values import BINARY_ENCODERS as ENCODERS
+from cdc_sources.common.connect_values import binary_schema
+from cdc_sources.common.javacompat import b64
 from cdc_sources.postgres.converters.model import (
     ColumnType,
     Convert,
@@ -20,20 +20,7 @@ from cdc_sources.postgres.converters.model import (
     TypeMapping,
     ValueConversionError,
 )
-from cdc_sources.postgres.converters.settings import BinaryMode, ConverterSettings
-
-ENCODERS: dict[str, Callable[[bytes], str]] = {
-    "bytes": b64,
-    "base64": b64,
-    "base64-url-safe": lambda data: base64.urlsafe_b64encode(data).decode("ascii"),
-    "hex": bytes.hex,
-}
-"""How each binary mode renders bytes in JSON."""
-
-
-def binary_schema(mode: BinaryMode) -> ks.Schema:
-    """BYTES for ``bytes``, STRING for the text modes."""
-    return ks.primitive("bytes" if mode == "bytes" else "string")
+from cdc_sources.postgres.converters.settings import ConverterSettings
 
 
 def binary_placeholder(settings: ConverterSettings) -> Any:

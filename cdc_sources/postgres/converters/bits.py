@@ -7,8 +7,8 @@ recomputes the byte count from the content, so ``B'0000'`` is zero bytes and ``B
 
 from __future__ import annotations
 
-from cdc_sources.postgres.converters import kschema as ks
-from cdc_sources.postgres.converters.javacompat import b64
+from cdc_sources.common import kschema as ks
+from cdc_sources.common.javacompat import b64
 from cdc_sources.postgres.converters.model import ColumnType, TypeMapping
 from cdc_sources.postgres.converters.settings import ConverterSettings
 

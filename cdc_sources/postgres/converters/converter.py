@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cdc_sources.postgres.converters import kschema as ks
+from cdc_sources.common import kschema as ks
 from cdc_sources.postgres.converters.column_meta import Origin, length_and_scale, source_type_name
 from cdc_sources.postgres.converters.defaults import schema_default
 from cdc_sources.postgres.converters.model import PLACEHOLDER, ColumnConverter, ColumnType

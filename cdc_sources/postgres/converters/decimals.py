@@ -14,9 +14,9 @@ from __future__ import annotations
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
-from cdc_sources.postgres.converters import kschema as ks
+from cdc_sources.common import kschema as ks
+from cdc_sources.common.javacompat import b64, bigint_bytes
 from cdc_sources.postgres.converters.column_meta import VARIABLE_SCALE_DECIMAL_LENGTH
-from cdc_sources.postgres.converters.javacompat import b64, bigint_bytes
 from cdc_sources.postgres.converters.model import ColumnType, Convert, TypeMapping, ValueConversionError
 from cdc_sources.postgres.converters.numeric import FLOAT_SPECIALS
 from cdc_sources.postgres.converters.settings import ConverterSettings

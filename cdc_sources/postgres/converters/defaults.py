@@ -18,8 +18,8 @@ from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from cdc_sources.common.kschema import NO_DEFAULT
 from cdc_sources.postgres.converters.column_meta import VARIABLE_SCALE_DECIMAL_LENGTH
-from cdc_sources.postgres.converters.kschema import NO_DEFAULT
 from cdc_sources.postgres.converters.model import ColumnType, TypeMapping
 from cdc_sources.postgres.converters.settings import ConverterSettings
 from cdc_sources.postgres.converters.temporal_text import civil_from_days, days_from_civil, iso_date

@@ -16,22 +16,13 @@ import re
 import struct
 from typing import Any
 
-from cdc_sources.postgres.converters import kschema as ks
-from cdc_sources.postgres.converters.javacompat import b64, double_to_string
+from cdc_sources.common.geometry import EMPTY_GEOMETRY_COLLECTION_WKB, GEOGRAPHY_SCHEMA, GEOMETRY_SCHEMA, POINT_SCHEMA
+from cdc_sources.common.javacompat import b64, double_to_string
 from cdc_sources.postgres.converters.model import ColumnType, TypeMapping, ValueConversionError
 from cdc_sources.postgres.converters.numeric import parse_float
 from cdc_sources.postgres.converters.settings import ConverterSettings
 
-POINT_SCHEMA = ks.struct(
-    "io.debezium.data.geometry.Point",
-    [("x", ks.primitive("double"), False), ("y", ks.primitive("double"), False),
-     ("wkb", ks.primitive("bytes"), True), ("srid", ks.primitive("int32"), True)],
-    doc="Geometry (POINT)",
-)
-_GEOMETRY_FIELDS = [("wkb", ks.primitive("bytes"), False), ("srid", ks.primitive("int32"), True)]
-GEOMETRY_SCHEMA = ks.struct("io.debezium.data.geometry.Geometry", _GEOMETRY_FIELDS, doc="Geometry")
-GEOGRAPHY_SCHEMA = ks.struct("io.debezium.data.geometry.Geography", _GEOMETRY_FIELDS, doc="Geography")
-_EMPTY_COLLECTION = {"wkb": b64(bytes.fromhex("010700000000000000")), "srid": None}
+_EMPTY_COLLECTION = {"wkb": b64(EMPTY_GEOMETRY_COLLECTION_WKB), "srid": None}
 _EWKB_SRID_FLAG = 0x20000000
 _NUMBER = re.compile(r"-?(?:Infinity|NaN|\d+(?:\.\d+)?(?:e[-+]?\d+)?)")
 

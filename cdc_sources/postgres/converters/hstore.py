@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from cdc_sources.postgres.converters import kschema as ks
-from cdc_sources.postgres.converters.javacompat import hashmap_order, jackson_object, string_hash
+from cdc_sources.common import kschema as ks
+from cdc_sources.common.javacompat import hashmap_order, jackson_object, string_hash
 from cdc_sources.postgres.converters.model import ColumnType, TypeMapping, ValueConversionError
 from cdc_sources.postgres.converters.settings import ConverterSettings
 

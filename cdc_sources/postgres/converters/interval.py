@@ -12,7 +12,7 @@ import math
 import re
 from decimal import ROUND_DOWN, Decimal
 
-from cdc_sources.postgres.converters import kschema as ks
+from cdc_sources.common import kschema as ks
 from cdc_sources.postgres.converters.model import ColumnType, TypeMapping, ValueConversionError
 from cdc_sources.postgres.converters.settings import ConverterSettings
 

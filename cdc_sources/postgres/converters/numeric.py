@@ -7,7 +7,7 @@ feature is on by default.
 
 from __future__ import annotations
 
-from cdc_sources.postgres.converters import kschema as ks
+from cdc_sources.common import kschema as ks
 from cdc_sources.postgres.converters.model import ColumnType, TypeMapping
 from cdc_sources.postgres.converters.settings import ConverterSettings
 

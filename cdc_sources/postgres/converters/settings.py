@@ -11,13 +11,12 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal, get_args
 
+from cdc_sources.common.connect_values import BinaryMode, DecimalMode
 from cdc_sources.spi import ConfigError, ConfigProblem
 
-DecimalMode = Literal["precise", "double", "string"]
 TimePrecisionMode = Literal[
     "adaptive", "adaptive_time_microseconds", "connect", "isostring", "microseconds", "nanoseconds"
 ]
-BinaryMode = Literal["bytes", "base64", "base64-url-safe", "hex"]
 HstoreMode = Literal["json", "map"]
 IntervalMode = Literal["numeric", "string"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from cdc_sources.common import kschema as ks
 from cdc_sources.postgres.converters import javasql
-from cdc_sources.postgres.converters import kschema as ks
 from cdc_sources.postgres.converters.model import ColumnType, Convert, TypeMapping
 from cdc_sources.postgres.converters.settings import ConverterSettings
 from cdc_sources.postgres.converters.temporal_text import (

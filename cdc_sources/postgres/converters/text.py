@@ -8,7 +8,7 @@ padding, JSONB is PostgreSQL's normalized form).
 
 from __future__ import annotations
 
-from cdc_sources.postgres.converters import kschema as ks
+from cdc_sources.common import kschema as ks
 from cdc_sources.postgres.converters.model import ColumnType, TypeFactory, TypeMapping
 from cdc_sources.postgres.converters.settings import ConverterSettings
 

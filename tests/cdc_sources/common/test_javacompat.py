@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from cdc_sources.postgres.converters.javacompat import (
+from cdc_sources.common.javacompat import (
     b64,
     bigint_bytes,
     double_to_string,

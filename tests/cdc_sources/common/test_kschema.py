@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from cdc_sources.postgres.converters import kschema as ks
+from cdc_sources.common import kschema as ks
 
 
 def test_complete_orders_keys_like_json_converter() -> None:

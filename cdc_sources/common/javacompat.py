@@ -5,12 +5,15 @@
 * Jackson's JSON string escaping (hstore rendered as a JSON string).
 * ``BigInteger.toByteArray`` (decimal unscaled values) and ``Double.toString`` (pgjdbc's
   rendering of geometric values).
+* ``float`` (binary32) values and ``Float.toString``, ``Math.round`` and integer narrowing
+  (MySQL FLOAT columns, numeric column defaults).
 """
 
 from __future__ import annotations
 
 import binascii
 import math
+import struct
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
 
@@ -127,3 +130,56 @@ def double_to_string(value: float) -> str:
         whole, fraction = text[:point].ljust(point, "0"), text[point:]
         return f"{prefix}{whole}.{fraction or '0'}"
     return f"{prefix}{text[0]}.{text[1:] or '0'}E{point - 1}"
+
+
+_F32 = struct.Struct("<f")
+_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
+
+
+def float32(value: float) -> float:
+    """The value as a Java ``float`` would hold it: rounded to the nearest IEEE binary32."""
+    return _F32.unpack(_F32.pack(value))[0]  # type: ignore[no-any-return]
+
+
+def float32_shortest(value: float) -> float:
+    """What JsonConverter's text of a Java ``float`` reads back as, as a Python float:
+    ``Float.toString``'s digits, the shortest decimal that rounds to the same binary32 but never
+    fewer than two significant digits (then the two-digit decimal closest to the value), so
+    ``Float.MIN_VALUE`` is 1.4E-45, not 1E-45.
+
+    ``value`` must already be a binary32 value (see `float32`); NaN and the infinities pass
+    through unchanged.
+    """
+    if math.isnan(value) or math.isinf(value) or value == 0.0:
+        return value
+    for digits in range(2, 10):
+        candidate = float(f"{value:.{digits}g}")
+        if float32(candidate) == value:
+            return candidate
+    return value
+
+
+def java_round(value: float) -> int:
+    """``Math.round(double)``: half up (towards positive infinity), saturating at the ``long``
+    range; NaN gives 0."""
+    if math.isnan(value):
+        return 0
+    if value >= 2.0**63:
+        return _LONG_MAX
+    if value <= -(2.0**63):
+        return _LONG_MIN
+    floor = math.floor(value)
+    return floor + 1 if value - floor >= 0.5 else floor  # the difference is exact below 2^52
+
+
+def narrow(value: int, bits: int) -> int:
+    """Java's narrowing of an integer to ``bits`` (``shortValue()``, ``intValue()``...): wraps."""
+    half = 1 << (bits - 1)
+    return ((value + half) & ((1 << bits) - 1)) - half
+
+
+def string_hashmap_order(keys: Iterable[str]) -> list[str]:
+    """The iteration order of a Java ``HashMap<String, ?>`` filled with ``keys`` in order
+    (duplicates kept once): Debezium leaks it into transaction END records."""
+    distinct = list(dict.fromkeys(keys))
+    return [distinct[i] for i in hashmap_order([string_hash(k) for k in distinct])]
