@@ -90,9 +90,12 @@ class ParsedOptions:
 class OptionSet:
     """The options a connector accepts."""
 
-    def __init__(self, specs: Iterable[OptionSpec], prefixes: Iterable[PrefixSpec] = ()) -> None:
+    def __init__(self, specs: Iterable[OptionSpec], prefixes: Iterable[PrefixSpec] = (), *,
+                 reference: str = "docs/postgres.md") -> None:
+        """``reference``: the document listing the options, named in unknown-option messages."""
         self.specs = {s.name: s for s in specs}
         self.prefixes = [(re.compile(p.pattern), p) for p in prefixes]
+        self.reference = reference
 
     def parse(self, options: Mapping[str, Any], *, path: str) -> tuple[ParsedOptions, list[ConfigProblem]]:
         """Parse ``options`` (the YAML mapping); ``path`` prefixes problem paths."""
@@ -124,7 +127,7 @@ class OptionSet:
     def _unknown(self, name: str) -> str:
         close = difflib.get_close_matches(name, list(self.specs), n=1, cutoff=0.75)
         hint = f"; did you mean {close[0]!r}?" if close else ""
-        return f"unknown option {name!r}{hint} (see docs/postgres.md for the supported options)"
+        return f"unknown option {name!r}{hint} (see {self.reference} for the supported options)"
 
 
 def _as_text(value: Any) -> str:
