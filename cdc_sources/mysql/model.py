@@ -43,12 +43,17 @@ class ColumnDef:
         scale: declared scale (``DECIMAL(10,2)`` -> 2); None when not declared.
         optional: nullable.
         auto_incremented: ``AUTO_INCREMENT``.
-        generated: a generated (virtual/stored) column.
+        generated: Debezium's ``generated``: set with ``auto_incremented`` (AUTO_INCREMENT, ON UPDATE,
+            SERIAL); a virtual/stored generated column is *not* marked.
         charset: the column's character set for character types (from the column, else the
             table, else the database default); None for non-character types.
-        enum_values: the members of an ENUM or SET, in definition order, unquoted.
+        enum_values: the members of an ENUM or SET, in definition order, unquoted (outer quotes
+            removed, ``''`` and ``\'`` read as ``'``: the values Debezium's converters use).
+        enum_literals: the same members as written in the DDL, quotes included (``'a'``,
+            ``'it''s'``): Debezium's ``enumValues`` in ``tableChanges``. Empty when unknown.
         default_expression: the ``DEFAULT`` clause text as Debezium keeps it (None: no default).
-        has_default: a ``DEFAULT`` clause was given (``DEFAULT NULL`` included).
+        has_default: Debezium's ``hasDefaultValue``: a non-NULL ``DEFAULT`` was given, or the column
+            is nullable (then its implicit default is NULL).
         comment: the column comment, if any.
     """
 
@@ -64,6 +69,7 @@ class ColumnDef:
     generated: bool = False
     charset: str | None = None
     enum_values: tuple[str, ...] = ()
+    enum_literals: tuple[str, ...] = ()
     default_expression: str | None = None
     has_default: bool = False
     comment: str | None = None
@@ -77,8 +83,10 @@ class TableDef:
     Attributes:
         id: the table.
         columns: columns in table order (``position`` 1..n).
-        primary_key: primary key column names in key order; empty when the table has none (the
-            connector then falls back to the first all-NOT-NULL unique key, see `unique_keys`).
+        primary_key: Debezium's ``primaryKeyColumnNames``: the PRIMARY KEY columns in key order or,
+            when the DDL declared none, the UNIQUE key Debezium's parser took as the key (the first
+            inline UNIQUE column, or the first UNIQUE key whose columns were all NOT NULL when it
+            was declared); empty when neither.
         unique_keys: the table's UNIQUE keys (column names in key order), in declaration order.
         default_charset: the table's default character set.
         comment: the table comment, if any.
