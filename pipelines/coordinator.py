@@ -19,6 +19,7 @@ import orjson
 
 from bronze.writer import BronzeCommitResult, BronzeWriter, StoredOffset
 from cdc_sources.spi import (
+    HISTORY_TOPIC,
     CaptureSession,
     ChangeBlock,
     ChangeRecord,
@@ -191,9 +192,10 @@ class Coordinator:
         self.result.skipped_replays += result.records_skipped
         for topic, n in result.per_topic.items():
             self.result.per_topic[topic] = self.result.per_topic.get(topic, 0) + n
+        private = result.per_topic.get(HISTORY_TOPIC, 0)  # the connector's own history is not data
         if snapshot:
-            self.result.snapshot_rows += result.records_written + result.records_skipped
+            self.result.snapshot_rows += result.records_written + result.records_skipped - private
         else:
-            self.result.streamed_records += result.records_written + result.records_skipped
+            self.result.streamed_records += result.records_written + result.records_skipped - private
         if ack is not None:
             self.session.acknowledge(ack)

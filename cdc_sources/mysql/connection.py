@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import socket
 import ssl
-from collections.abc import Mapping, Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 

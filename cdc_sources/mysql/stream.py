@@ -1,0 +1,434 @@
+"""Streaming from the binlog: row events in commit order, DDL, truncates, transactions, heartbeats.
+
+python-mysql-replication (``pymysqlreplication``) reads and decodes the binlog; this module turns
+its events into Debezium records. Positions follow Debezium's binlog connectors:
+
+* A record's offset (its bronze ``position``) is the restart point after it: ``pos`` is the
+  position of the transaction's first event (GTID or ``BEGIN``), ``event`` the events of the
+  transaction already handled and ``row`` the rows of the next event already emitted, so a
+  restart resumes mid-transaction without duplicates (`BinlogResume`).
+* Checkpoints are emitted only at transaction ends (XID, ``COMMIT``, a standalone DDL), with
+  ``pos`` after the commit event and the GTID set including the transaction.
+* Order keys are ``(binlog file number, event position, row index, record index)``: the
+  same when the binlog is read again, so the bronze writer drops replays. Events at or
+  before the last one handled are skipped, which also guards against the library silently
+  reconnecting and re-sending events after a dropped connection.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from cdc_sources.common.envelope import dumps, envelope
+from cdc_sources.mysql.codec import TableCodec
+from cdc_sources.mysql.converters import restore_empty_sets
+from cdc_sources.mysql.envelope import SourceInfo
+from cdc_sources.mysql.model import TableId
+from cdc_sources.mysql.offset import binlog_file_number as file_number
+from cdc_sources.mysql.transactions import TransactionTracker, transaction_id
+from cdc_sources.spi import HEADER_NEW_KEY, HEADER_OLD_KEY, ChangeRecord, Checkpoint, SchemaVersion, StreamItem
+
+log = logging.getLogger(__name__)
+
+RUN_SIZE = 512
+"""Records handed to the coordinator in one list."""
+
+
+@dataclass(frozen=True, slots=True)
+class BinlogResume:
+    """Where to start reading: a binlog position plus Debezium's in-transaction skip counters.
+
+    Attributes:
+        file / pos: the binlog file and position to request.
+        gtids: the GTID set (text) of completed transactions at ``pos``.
+        skip_events: events of the transaction at ``pos`` already handled (offset ``event``).
+        skip_rows: rows of the next event already emitted (offset ``row``).
+    """
+
+    file: str
+    pos: int
+    gtids: str = ""
+    skip_events: int = 0
+    skip_rows: int = 0
+
+
+@dataclass(frozen=True)
+class StreamSettings:
+    """What the stream reader needs from the connector configuration."""
+
+    prefix: str
+    skipped: frozenset[str]
+    tombstones: bool
+    include_query: bool
+    heartbeat_interval_s: float
+    heartbeat_topic: str
+    poll_interval_s: float
+    transaction_topic: str | None
+    headers: Mapping[str, str] | None = None
+    skip_unchanged: bool = False
+
+
+class DdlHandler(Protocol):
+    """Applies a DDL statement to the schema model and returns the records it produces
+    (history, schema change events, truncates)."""
+
+    def handle(self, ddl: str, database: str, ctx: EventContext) -> list[ChangeRecord | SchemaVersion]: ...
+
+
+class GtidTracker(Protocol):
+    """The GTID set of completed transactions."""
+
+    def add(self, gtid: str) -> None: ...
+
+    def text(self) -> str: ...
+
+
+@dataclass(slots=True)
+class EventContext:
+    """Where the reader is: the current event and transaction, for sources, offsets and order keys."""
+
+    file: str
+    event_pos: int
+    ts_ms: int
+    server_id: int
+    gtid: str | None
+    begin_pos: int
+    events_in_tx: int
+    thread: int | None = None
+    query: str | None = None
+    gtids: str = ""
+
+    def order(self, row: int, k: int = 0) -> tuple[int, int, int, int]:
+        return (file_number(self.file), self.event_pos, row, k)
+
+    def offset(self, *, row: int, server_id: int | None = None) -> dict[str, Any]:
+        """Debezium's offset after the ``row``-th row (1-based) of the current event."""
+        out: dict[str, Any] = {"ts_sec": self.ts_ms // 1000, "file": self.file, "pos": self.begin_pos}
+        if self.gtids:
+            out["gtids"] = self.gtids
+        if self.events_in_tx:
+            out["event"] = self.events_in_tx
+        if row:
+            out["row"] = row
+        sid = self.server_id if server_id is None else server_id
+        if sid:
+            out["server_id"] = sid
+        return out
+
+
+@dataclass
+class _Tx:
+    gtid: str | None
+    begin_pos: int
+    standalone: bool
+    tx_id: str
+    ts_ms: int
+    events: int = 0
+    emitted: bool = False
+    thread: int | None = None
+
+
+@dataclass
+class MySqlStreamReader:
+    """Reads the binlog from `BinlogResume` and yields `StreamItem`s. Not thread-safe.
+
+    Attributes:
+        settings: stream settings.
+        source: the fixed parts of ``source`` blocks.
+        open_binlog: opens a python-mysql-replication ``BinLogStreamReader`` at (file, pos,
+            blocking); injected so the session owns connection settings and credentials.
+        codec_for: the codec of a table's current version, or None if the table is not captured.
+        ddl: applies DDL and returns its records.
+        gtids: the completed GTID set, updated at each commit.
+        heartbeat_action: runs ``heartbeat.action.query`` (or nothing).
+        driver_errors: the exception types that mean "connection lost" (retried by the caller).
+    """
+
+    settings: StreamSettings
+    source: SourceInfo
+    open_binlog: Callable[[str, int, bool], Any]
+    codec_for: Callable[[TableId], TableCodec | None]
+    ddl: DdlHandler
+    gtids: GtidTracker
+    heartbeat_action: Callable[[], None]
+    resume: BinlogResume
+    _out: list[StreamItem] = field(default_factory=list, init=False)
+    _run: list[ChangeRecord] = field(default_factory=list, init=False)
+    _tx: _Tx | None = field(default=None, init=False)
+    _last: tuple[int, int] = field(default=(0, 0), init=False)
+    _file: str = field(default="", init=False)
+    _query: str | None = field(default=None, init=False)
+    _tracker: TransactionTracker | None = field(default=None, init=False)
+    _skip_events: int = field(default=0, init=False)
+    _skip_rows: int = field(default=0, init=False)
+    _announced: set[str] = field(default_factory=set, init=False)
+
+    def __post_init__(self) -> None:
+        self._file = self.resume.file
+        self._skip_events = self.resume.skip_events
+        self._skip_rows = self.resume.skip_rows
+        if self.settings.transaction_topic:
+            self._tracker = TransactionTracker(topic=self.settings.transaction_topic)
+
+    # -- main loop -------------------------------------------------------------------------------
+
+    def items(self, *, until_idle: bool) -> Iterator[StreamItem]:
+        """Stream until idle (``until_idle``) or forever; Checkpoints at transaction ends."""
+        from pymysqlreplication import event as ev
+        from pymysqlreplication import row_event as rev
+
+        handlers: dict[type, Callable[[Any, int], None]] = {
+            ev.MariadbGtidEvent: self._on_gtid, ev.GtidEvent: self._on_gtid, ev.QueryEvent: self._on_query,
+            ev.XidEvent: self._on_xid, rev.WriteRowsEvent: self._on_write, rev.UpdateRowsEvent: self._on_update,
+            rev.DeleteRowsEvent: self._on_delete, ev.MariadbAnnotateRowsEvent: self._on_annotate,
+            ev.RowsQueryLogEvent: self._on_annotate,
+        }
+        last_heartbeat = time.monotonic()
+        pos = self.resume.pos
+        while True:
+            stream = self.open_binlog(self._file, pos, not until_idle)
+            try:
+                for event in stream:
+                    self._file = stream.log_file
+                    if isinstance(event, ev.HeartbeatLogEvent):
+                        break
+                    packet = event.packet
+                    start = int(packet.log_pos) - int(packet.event_size)
+                    if isinstance(event, ev.RotateEvent):
+                        self._file = event.next_binlog
+                        continue
+                    here = (file_number(self._file), start)
+                    if packet.log_pos and here <= self._last:
+                        continue  # replayed by a reconnect
+                    handler = handlers.get(type(event))
+                    if handler is not None:
+                        handler(event, start)
+                    if packet.log_pos:
+                        self._last = here
+                        pos = int(packet.log_pos)
+                    if self._out:
+                        yield from self._drain()
+            finally:
+                stream.close()
+            if self._tx is None:
+                yield from self._drain()
+                yield Checkpoint(self._idle_offset(pos), idle=True)
+                if until_idle:
+                    return
+            if self.settings.heartbeat_interval_s > 0 and (
+                    time.monotonic() - last_heartbeat >= self.settings.heartbeat_interval_s):
+                last_heartbeat = time.monotonic()
+                self._heartbeat(pos)
+                yield from self._drain()
+
+    def _drain(self) -> Iterator[StreamItem]:
+        self._flush_run()
+        out, self._out = self._out, []
+        yield from out
+
+    def _emit(self, record: ChangeRecord) -> None:
+        self._run.append(record)
+        if len(self._run) >= RUN_SIZE:
+            self._flush_run()
+
+    def _flush_run(self) -> None:
+        if self._run:
+            self._out.append(self._run)
+            self._run = []
+
+    def _idle_offset(self, pos: int) -> dict[str, Any]:
+        out: dict[str, Any] = {"file": self._file, "pos": pos}
+        text = self.gtids.text()
+        if text:
+            out["gtids"] = text
+        return out
+
+    # -- transactions ----------------------------------------------------------------------------
+
+    def _on_gtid(self, event: Any, start: int) -> None:
+        gtid = str(event.gtid)
+        standalone = bool(getattr(event, "flags", 0) & 1) if hasattr(event, "domain_id") else False
+        self._begin(gtid, start, standalone, int(event.timestamp) * 1000)
+
+    def _begin(self, gtid: str | None, start: int, standalone: bool, ts_ms: int) -> None:
+        tx_id = transaction_id(gtid, self._file, start)
+        self._tx = _Tx(gtid, start, standalone, tx_id, ts_ms)
+        if self._tracker is not None:
+            self._tracker.begin(tx_id, ts_ms)
+
+    def _on_annotate(self, event: Any, start: int) -> None:
+        text = getattr(event, "sql_statement", None) or getattr(event, "query", None)
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", "replace")
+        self._query = text if self.settings.include_query else None
+
+    def _on_query(self, event: Any, start: int) -> None:
+        query = str(event.query).strip()
+        upper = query[:16].upper()
+        if upper.startswith("BEGIN") or upper.startswith("XA START"):
+            if self._tx is None:
+                self._begin(None, start, False, int(event.timestamp) * 1000)
+            if self._tx is not None:
+                self._tx.thread = int(event.slave_proxy_id)
+            return
+        if upper.startswith("COMMIT") or upper.startswith("XA COMMIT") or upper.startswith("XA END") \
+                or upper.startswith("XA PREPARE"):
+            if upper.startswith("COMMIT") or upper.startswith("XA COMMIT"):
+                self._commit(event, start)
+            return
+        if upper.startswith("ROLLBACK") or upper.startswith("SAVEPOINT") or upper.startswith("RELEASE"):
+            return
+        database = event.schema.decode() if isinstance(event.schema, bytes) else str(event.schema or "")
+        tx = self._tx
+        ctx = self._context(event, start, thread=int(event.slave_proxy_id))
+        for item in self.ddl.handle(query, database, ctx):
+            if isinstance(item, ChangeRecord):
+                self._emit(item)
+            else:
+                self._flush_run()
+                self._out.append(item)
+        if tx is None or tx.standalone:
+            self._commit(event, start)
+
+    def _on_xid(self, event: Any, start: int) -> None:
+        self._commit(event, start)
+
+    def _commit(self, event: Any, start: int) -> None:
+        tx = self._tx
+        end = int(event.packet.log_pos)
+        if tx is not None and tx.gtid:
+            self.gtids.add(tx.gtid)
+        self._tx = None
+        self._query = None
+        offset = {"file": self._file, "pos": end, "ts_sec": int(event.timestamp)}
+        gtids = self.gtids.text()
+        if gtids:
+            offset["gtids"] = gtids
+        if int(event.packet.server_id):
+            offset["server_id"] = int(event.packet.server_id)
+        if tx is not None and tx.emitted and self._tracker is not None:
+            for rec in self._tracker.end_records((file_number(self._file), start, 0, 0), dumps(offset)):
+                self._emit(rec)
+        self._flush_run()
+        self._out.append(Checkpoint(offset))
+
+    def _count_event(self) -> None:
+        """A row event is done (Debezium's ``event`` counter counts row events)."""
+        if self._tx is not None:
+            self._tx.events += 1
+
+    # -- rows ------------------------------------------------------------------------------------
+
+    def _context(self, event: Any, start: int, thread: int | None = None) -> EventContext:
+        tx = self._tx
+        return EventContext(
+            file=self._file, event_pos=start, ts_ms=int(event.timestamp) * 1000,
+            server_id=int(event.packet.server_id), gtid=tx.gtid if tx else None,
+            begin_pos=tx.begin_pos if tx else start, events_in_tx=tx.events if tx else 0,
+            thread=thread if thread is not None else (tx.thread if tx else None), query=self._query,
+            gtids=self.gtids.text())
+
+    def _rows_of(self, event: Any) -> tuple[TableCodec | None, list[Any]]:
+        codec = self.codec_for(TableId(str(event.schema), str(event.table)))
+        if codec is not None and codec.schema_id not in self._announced:
+            self._announced.add(codec.schema_id)
+            self._flush_run()
+            self._out.append(codec.version)
+        rows = list(event.rows) if codec is not None else []
+        if self._skip_events:
+            self._skip_events -= 1
+            return None, []
+        if self._skip_rows:
+            rows, self._skip_rows = rows[self._skip_rows:], 0
+        return codec, rows
+
+    def _on_write(self, event: Any, start: int) -> None:
+        codec, rows = self._rows_of(event)
+        if codec is not None and "c" not in self.settings.skipped:
+            ctx = self._context(event, start)
+            for i, row in enumerate(rows):
+                values = restore_empty_sets(row["values"], row["none_sources"])
+                self._record(codec, ctx, i, 0, "c", None, codec.row(values), codec.key(values))
+        self._count_event()
+
+    def _on_delete(self, event: Any, start: int) -> None:
+        codec, rows = self._rows_of(event)
+        if codec is not None and "d" not in self.settings.skipped:
+            ctx = self._context(event, start)
+            for i, row in enumerate(rows):
+                values = restore_empty_sets(row["values"], row["none_sources"])
+                key = codec.key(values)
+                self._record(codec, ctx, i, 0, "d", codec.row(values), None, key)
+                if self.settings.tombstones:
+                    self._tombstone(codec, ctx, i, 1, key)
+        self._count_event()
+
+    def _on_update(self, event: Any, start: int) -> None:
+        codec, rows = self._rows_of(event)
+        if codec is not None:
+            ctx = self._context(event, start)
+            for i, row in enumerate(rows):
+                self._update(codec, ctx, i, restore_empty_sets(row["before_values"], row["before_none_sources"]),
+                             restore_empty_sets(row["after_values"], row["after_none_sources"]))
+        self._count_event()
+
+    def _update(self, codec: TableCodec, ctx: EventContext, i: int, old: Mapping[str, Any],
+                new: Mapping[str, Any]) -> None:
+        before, after = codec.row(old), codec.row(new)
+        old_key, new_key = codec.key(old), codec.key(new)
+        if old_key == new_key:
+            if "u" in self.settings.skipped or (self.settings.skip_unchanged and before == after):
+                return
+            self._record(codec, ctx, i, 0, "u", before, after, new_key)
+            return
+        # a primary key change: delete (+ tombstone) of the old key, create of the new one
+        new_key_text, old_key_text = dumps(new_key), dumps(old_key)
+        if "d" not in self.settings.skipped:
+            self._record(codec, ctx, i, 0, "d", before, None, old_key, {HEADER_NEW_KEY: new_key_text})
+            if self.settings.tombstones:
+                self._tombstone(codec, ctx, i, 1, old_key)
+        if "c" not in self.settings.skipped:
+            self._record(codec, ctx, i, 2, "c", None, after, new_key, {HEADER_OLD_KEY: old_key_text})
+
+    def _source(self, codec: TableCodec, ctx: EventContext, row: int) -> dict[str, Any]:
+        return self.source.block(db=codec.table.id.database, table=codec.table.id.table, ts_ms=ctx.ts_ms,
+                                 snapshot="false", server_id=ctx.server_id, gtid=ctx.gtid, file=ctx.file,
+                                 pos=ctx.event_pos, row=row, thread=ctx.thread, query=ctx.query)
+
+    def _record(self, codec: TableCodec, ctx: EventContext, row: int, k: int, op: str, before: Any, after: Any,
+                key: Any, extra_headers: Mapping[str, str] | None = None) -> None:
+        transaction = None
+        if self._tracker is not None and self._tx is not None:
+            begin = self._tracker.begin_record((file_number(ctx.file), ctx.begin_pos, 0, 0),
+                                               dumps(ctx.offset(row=0)))
+            if begin is not None:
+                self._emit(begin)
+            transaction = self._tracker.block(f"{codec.table.id.database}.{codec.table.id.table}")
+        if self._tx is not None:
+            self._tx.emitted = True
+        value = envelope(before, after, self._source(codec, ctx, row), op, transaction)
+        headers = self.settings.headers
+        if extra_headers:
+            headers = {**(headers or {}), **extra_headers}
+        self._emit(ChangeRecord(codec.topic, None if key is None else dumps(key), value, op,
+                                dumps(ctx.offset(row=row + 1)), ctx.order(row, k), codec.schema_id, headers))
+
+    def _tombstone(self, codec: TableCodec, ctx: EventContext, row: int, k: int, key: Any) -> None:
+        self._emit(ChangeRecord(codec.topic, None if key is None else dumps(key), None, None,
+                                dumps(ctx.offset(row=row + 1)), ctx.order(row, k), codec.schema_id,
+                                self.settings.headers))
+
+    # -- heartbeats ------------------------------------------------------------------------------
+
+    def _heartbeat(self, pos: int) -> None:
+        self.heartbeat_action()
+        now_ms = time.time_ns() // 1_000_000
+        offset = self._idle_offset(pos)
+        self._out.append([ChangeRecord(
+            self.settings.heartbeat_topic, dumps({"serverName": self.settings.prefix}), dumps({"ts_ms": now_ms}),
+            None, dumps(offset), (file_number(self._file), pos, 1, now_ms), None, self.settings.headers)])
+        self._out.append(Checkpoint(offset, idle=True))

@@ -1,0 +1,153 @@
+"""End to end against a private MariaDB: snapshot, binlog streaming, DDL, restart without duplicates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pymysql
+import pytest
+from deltalake import DeltaTable
+
+from bronze.schema import history_path, topic_path
+from pipelines.capture import run_capture
+from pipelines.config import parse_pipeline
+
+pytestmark = [pytest.mark.integration, pytest.mark.mariadb]
+
+
+def pipeline(root: str, db: dict[str, Any], *, server_id: int = 5401, **options: str):
+    opts = {"database.include.list": db["database"], "database.server.id": str(server_id), **options}
+    lines = "".join(f'      {k}: "{v}"\n' for k, v in opts.items())
+    text = (f'pipeline: t\nlakehouse: {{root: "{root}"}}\nsources:\n  - name: my\n    connector: mariadb\n'
+            f"    connection: {{host: 127.0.0.1, port: {db['port']}, user: root}}\n"
+            f"    options:\n{lines}")
+    return parse_pipeline(text, env={})
+
+
+def rows(root: str, topic: str) -> list[dict[str, Any]]:
+    return sorted(DeltaTable(topic_path(root, topic)).to_pyarrow_table().to_pylist(), key=lambda r: r["seq"])
+
+
+def execute(db: dict[str, Any], *statements: str) -> None:
+    conn = pymysql.connect(**db, autocommit=True)
+    try:
+        with conn.cursor() as cur:
+            for sql in statements:
+                cur.execute(sql)
+    finally:
+        conn.close()
+
+
+def values(data: list[dict[str, Any]]) -> list[dict[str, Any] | None]:
+    return [orjson.loads(r["value"]) if r["value"] is not None else None for r in data]
+
+
+def test_snapshot_then_stream_then_resume(mariadb_db, tmp_path):
+    root, name = str(tmp_path / "lake"), mariadb_db["database"]
+    execute(mariadb_db,
+            "CREATE TABLE items (id INT PRIMARY KEY, name VARCHAR(40), price DECIMAL(8,2), at DATETIME(3))",
+            "INSERT INTO items VALUES " + ",".join(f"({i}, 'item {i}', {i}.5, '2024-01-02 03:04:05.678')"
+                                                   for i in range(1, 51)))
+    cfg = pipeline(root, mariadb_db, **{"skipped.operations": "none"})
+    first = run_capture(cfg, until_idle=True)["my"]
+    assert first.per_topic[f"my.{name}.items"] == 50
+    execute(mariadb_db,
+            "INSERT INTO items VALUES (51, 'new', 1.25, NULL)",
+            "UPDATE items SET name = 'renamed' WHERE id = 1",
+            "DELETE FROM items WHERE id = 2",
+            "UPDATE items SET id = 100 WHERE id = 3")
+    second = run_capture(cfg, until_idle=True)["my"]
+    assert second.snapshot_rows == 0
+    topic = f"my.{name}.items"
+    data = rows(root, topic)
+    assert [r["op"] for r in data[50:]] == ["c", "u", "d", None, "d", None, "c"]
+    assert [r["seq"] for r in data] == list(range(1, len(data) + 1))
+    parsed = values(data)
+    snap = [v["source"]["snapshot"] for v in parsed[:50] if v]
+    assert snap[0] == "first" and snap[-1] == "last" and set(snap[1:-1]) == {"true"}
+    assert parsed[0]["after"] == {"id": 1, "name": "item 1", "price": "AJY=", "at": 1704164645678}
+    update = parsed[51]
+    assert update["before"]["name"] == "item 1" and update["after"]["name"] == "renamed"
+    source = update["source"]
+    assert source["connector"] == "mariadb" and source["db"] == name and source["table"] == "items"
+    assert source["snapshot"] == "false" and source["gtid"] and source["file"].startswith("mysql-bin.")
+    assert source["ts_ms"] % 1000 == 0 and source["server_id"] == 1
+    assert orjson.loads(data[50]["key"]) == {"id": 51}
+    assert dict(data[54]["headers"])["__debezium.newkey"] == '{"id":100}'
+    assert dict(data[56]["headers"])["__debezium.oldkey"] == '{"id":3}'
+    third = run_capture(cfg, until_idle=True)["my"]
+    assert third.streamed_records == 0
+    assert len(rows(root, topic)) == len(data)
+
+
+def test_ddl_mid_stream_decodes_each_row_with_the_structure_of_its_time(mariadb_db, tmp_path):
+    root, name = str(tmp_path / "lake"), mariadb_db["database"]
+    execute(mariadb_db, "CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10))", "INSERT INTO t VALUES (1, 'x')")
+    cfg = pipeline(root, mariadb_db)
+    run_capture(cfg, until_idle=True)
+    execute(mariadb_db,
+            "INSERT INTO t VALUES (2, 'before')",
+            "ALTER TABLE t ADD COLUMN b INT NOT NULL DEFAULT 7 AFTER id",
+            "INSERT INTO t VALUES (3, 8, 'after')",
+            "ALTER TABLE t DROP COLUMN a",
+            "INSERT INTO t VALUES (4, 9)")
+    run_capture(cfg, until_idle=True)
+    # restart from an offset before the DDL must replay the history and decode the same way
+    execute(mariadb_db, "ALTER TABLE t CHANGE b c BIGINT", "INSERT INTO t VALUES (5, 10)")
+    run_capture(cfg, until_idle=True)
+    afters = [v["after"] for v in values(rows(root, f"my.{name}.t")) if v and v["after"]]
+    assert afters == [{"id": 1, "a": "x"}, {"id": 2, "a": "before"}, {"id": 3, "b": 8, "a": "after"},
+                      {"id": 4, "b": 9}, {"id": 5, "c": 10}]
+    changes = [v for v in values(rows(root, "my")) if v]
+    ddls = [c["ddl"] for c in changes if c["source"]["snapshot"] == "false"]
+    assert ddls == ["ALTER TABLE t ADD COLUMN b INT NOT NULL DEFAULT 7 AFTER id", "ALTER TABLE t DROP COLUMN a",
+                    "ALTER TABLE t CHANGE b c BIGINT"]
+    assert all(c["databaseName"] == name for c in changes)
+    alter = next(c for c in changes if c["ddl"].startswith("ALTER TABLE t ADD"))
+    assert [col["name"] for col in alter["tableChanges"][0]["table"]["columns"]] == ["id", "b", "a"]
+    history = DeltaTable(history_path(root, "my")).to_pyarrow_table().to_pylist()
+    assert any("ADD COLUMN b" in orjson.loads(h["value"])["ddl"] for h in history)
+
+
+def test_truncate_and_transaction_metadata(mariadb_db, tmp_path):
+    root, name = str(tmp_path / "lake"), mariadb_db["database"]
+    execute(mariadb_db, "CREATE TABLE a (id INT PRIMARY KEY)", "CREATE TABLE b (id INT PRIMARY KEY)")
+    cfg = pipeline(root, mariadb_db, **{"skipped.operations": "none", "provide.transaction.metadata": "true"})
+    run_capture(cfg, until_idle=True)
+    conn = pymysql.connect(**mariadb_db)
+    with conn.cursor() as cur:
+        cur.execute("INSERT INTO a VALUES (1), (2)")
+        cur.execute("INSERT INTO b VALUES (1)")
+    conn.commit()
+    conn.close()
+    execute(mariadb_db, "TRUNCATE TABLE a")
+    run_capture(cfg, until_idle=True)
+    a = values(rows(root, f"my.{name}.a"))
+    assert [v["op"] for v in a if v] == ["c", "c", "t"]
+    tx = a[0]["transaction"]
+    assert tx["total_order"] == 1 and tx["data_collection_order"] == 1
+    assert a[1]["transaction"]["id"] == tx["id"] == a[0]["source"]["gtid"]
+    b = values(rows(root, f"my.{name}.b"))
+    assert b[0]["transaction"] == {"id": tx["id"], "total_order": 3, "data_collection_order": 1}
+    meta = [v for v in values(rows(root, "my.transaction")) if v]
+    assert [m["status"] for m in meta] == ["BEGIN", "END"]
+    assert meta[1]["event_count"] == 3
+    assert sorted((d["data_collection"], d["event_count"]) for d in meta[1]["data_collections"]) == [
+        (f"{name}.a", 2), (f"{name}.b", 1)]
+    assert a[2]["source"]["table"] == "a" and rows(root, f"my.{name}.a")[2]["key"] is None
+
+
+def test_wrong_binlog_format_is_a_clear_error(tmp_path):
+    from cdc_sources.spi import CdcError
+    from pipelines.local_mariadb import LocalMariaDB
+
+    server = LocalMariaDB(tmp_path / "data", settings={"binlog-format": "MIXED"}).start()
+    try:
+        execute(server.connect_args(), "CREATE DATABASE d")
+        cfg = pipeline(str(tmp_path / "lake"), {**server.connect_args(), "database": "d"})
+        with pytest.raises(CdcError) as info:
+            run_capture(cfg, until_idle=True)
+        assert "binlog_format" in str(info.value) and "ROW" in str(info.value)
+    finally:
+        server.stop()
