@@ -24,10 +24,10 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from cdc_sources.common.envelope import dumps, envelope
+from cdc_sources.common.envelope import dumps, envelope_text
 from cdc_sources.mysql.codec import TableCodec
 from cdc_sources.mysql.envelope import SourceInfo
 from cdc_sources.mysql.model import TableId
@@ -86,6 +86,7 @@ class SnapshotRowReader:
     offset: dict[str, Any]
     fetch_size: int
     headers: dict[str, str] | None = None
+    _sources: dict[tuple[str, str], str] = field(default_factory=dict, init=False)
 
     def read(self, tables: Sequence[SnapshotTable]) -> Iterator[StreamItem]:
         """Every row of every table, then nothing else (the session adds the final checkpoint)."""
@@ -145,11 +146,14 @@ class SnapshotRowReader:
 
     def _record(self, codec: TableCodec, row: tuple[Any, ...], position: str, order: tuple[int, ...], ts_ms: int,
                 marker: str) -> ChangeRecord:
-        source = self.source.block(db=codec.table.id.database, table=codec.table.id.table, ts_ms=ts_ms,
-                                   snapshot=marker, server_id=0, gtid=None, file=self.point.file,
-                                   pos=self.point.pos, row=0)
+        source = self._sources.get((codec.topic, marker))
+        if source is None:
+            source = dumps(self.source.block(db=codec.table.id.database, table=codec.table.id.table, ts_ms=ts_ms,
+                                             snapshot=marker, server_id=0, gtid=None, file=self.point.file,
+                                             pos=self.point.pos, row=0))
+            self._sources[(codec.topic, marker)] = source
         key = codec.key_tuple(row)
-        value = envelope(None, codec.row_tuple(row), source, "r", None)
+        value = envelope_text("null", dumps(codec.row_tuple(row)), source, "r", "null")
         return ChangeRecord(codec.topic, None if key is None else dumps(key), value, "r", position, order,
                             codec.schema_id, self.headers)
 

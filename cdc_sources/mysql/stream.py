@@ -140,7 +140,11 @@ class MySqlStreamReader:
         settings: stream settings.
         source: the fixed parts of ``source`` blocks.
         open_binlog: opens a python-mysql-replication ``BinLogStreamReader`` at (file, pos,
-            blocking); injected so the session owns connection settings and credentials.
+            blocking); injected so the session owns connection settings and credentials. The
+            reader always blocks, with server heartbeats every ``poll.interval.ms``: a heartbeat
+            means the server has sent everything, which is how ``--until-idle`` ends. (A
+            non-blocking dump of MariaDB drops the connection on large transactions, and the
+            library then re-reads them from their start, forever.)
         codec_for: the codec of a table's current version, or None if the table is not captured.
         ddl: applies DDL and returns its records.
         gtids: the completed GTID set, updated at each commit.
@@ -189,13 +193,24 @@ class MySqlStreamReader:
         }
         last_heartbeat = time.monotonic()
         pos = self.resume.pos
-        while True:
-            stream = self.open_binlog(self._file, pos, not until_idle)
+        while True:  # reopened only if the server ends the dump (a lost connection raises)
+            stream = self.open_binlog(self._file, pos, True)
             try:
                 for event in stream:
                     self._file = stream.log_file
                     if isinstance(event, ev.HeartbeatLogEvent):
-                        break
+                        # the server sends heartbeats only when it has sent everything it has
+                        if self._tx is None:
+                            yield from self._drain()
+                            yield Checkpoint(self._idle_offset(pos), idle=True)
+                            if until_idle:
+                                return
+                        if self.settings.heartbeat_interval_s > 0 and (
+                                time.monotonic() - last_heartbeat >= self.settings.heartbeat_interval_s):
+                            last_heartbeat = time.monotonic()
+                            self._heartbeat(pos)
+                            yield from self._drain()
+                        continue
                     packet = event.packet
                     start = int(packet.log_pos) - int(packet.event_size)
                     if isinstance(event, ev.RotateEvent):
@@ -214,16 +229,6 @@ class MySqlStreamReader:
                         yield from self._drain()
             finally:
                 stream.close()
-            if self._tx is None:
-                yield from self._drain()
-                yield Checkpoint(self._idle_offset(pos), idle=True)
-                if until_idle:
-                    return
-            if self.settings.heartbeat_interval_s > 0 and (
-                    time.monotonic() - last_heartbeat >= self.settings.heartbeat_interval_s):
-                last_heartbeat = time.monotonic()
-                self._heartbeat(pos)
-                yield from self._drain()
 
     def _drain(self) -> Iterator[StreamItem]:
         self._flush_run()
