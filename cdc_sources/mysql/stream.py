@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from cdc_sources.common.envelope import dumps, envelope
+from cdc_sources.common.envelope import dumps, envelope_text
 from cdc_sources.mysql.codec import TableCodec
 from cdc_sources.mysql.converters import restore_empty_sets
 from cdc_sources.mysql.envelope import SourceInfo
@@ -36,6 +36,9 @@ log = logging.getLogger(__name__)
 
 RUN_SIZE = 512
 """Records handed to the coordinator in one list."""
+
+_SENTINEL = -7_777_777_777
+"""A number no real row index or position takes: where templates are cut."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,9 +104,19 @@ class EventContext:
     thread: int | None = None
     query: str | None = None
     gtids: str = ""
+    _position_parts: tuple[str, str] | None = None
+    source_parts: tuple[str, str] | None = None
 
     def order(self, row: int, k: int = 0) -> tuple[int, int, int, int]:
         return (file_number(self.file), self.event_pos, row, k)
+
+    def position_text(self, row: int) -> str:
+        """``dumps(self.offset(row=row))`` for ``row`` >= 1, from a template made once per event."""
+        parts = self._position_parts
+        if parts is None:
+            head, _, tail = dumps(self.offset(row=_SENTINEL)).partition(str(_SENTINEL))
+            parts = self._position_parts = (head, tail)
+        return f"{parts[0]}{row}{parts[1]}"
 
     def offset(self, *, row: int, server_id: int | None = None) -> dict[str, Any]:
         """Debezium's offset after the ``row``-th row (1-based) of the current event."""
@@ -399,10 +412,16 @@ class MySqlStreamReader:
         if "c" not in self.settings.skipped:
             self._record(codec, ctx, i, 2, "c", None, after, new_key, {HEADER_OLD_KEY: old_key_text})
 
-    def _source(self, codec: TableCodec, ctx: EventContext, row: int) -> dict[str, Any]:
-        return self.source.block(db=codec.table.id.database, table=codec.table.id.table, ts_ms=ctx.ts_ms,
-                                 snapshot="false", server_id=ctx.server_id, gtid=ctx.gtid, file=ctx.file,
-                                 pos=ctx.event_pos, row=row, thread=ctx.thread, query=ctx.query)
+    def _source_text(self, codec: TableCodec, ctx: EventContext, row: int) -> str:
+        """The ``source`` block JSON; everything but ``row`` is made once per event."""
+        parts = ctx.source_parts  # a rows event is of one table: one template per event
+        if parts is None:
+            block = self.source.block(db=codec.table.id.database, table=codec.table.id.table, ts_ms=ctx.ts_ms,
+                                      snapshot="false", server_id=ctx.server_id, gtid=ctx.gtid, file=ctx.file,
+                                      pos=ctx.event_pos, row=_SENTINEL, thread=ctx.thread, query=ctx.query)
+            head, _, tail = dumps(block).partition(str(_SENTINEL))
+            parts = ctx.source_parts = (head, tail)
+        return f"{parts[0]}{row}{parts[1]}"
 
     def _record(self, codec: TableCodec, ctx: EventContext, row: int, k: int, op: str, before: Any, after: Any,
                 key: Any, extra_headers: Mapping[str, str] | None = None) -> None:
@@ -415,16 +434,18 @@ class MySqlStreamReader:
             transaction = self._tracker.block(f"{codec.table.id.database}.{codec.table.id.table}")
         if self._tx is not None:
             self._tx.emitted = True
-        value = envelope(before, after, self._source(codec, ctx, row), op, transaction)
+        value = envelope_text("null" if before is None else dumps(before), "null" if after is None else dumps(after),
+                              self._source_text(codec, ctx, row), op,
+                              "null" if transaction is None else dumps(transaction))
         headers = self.settings.headers
         if extra_headers:
             headers = {**(headers or {}), **extra_headers}
         self._emit(ChangeRecord(codec.topic, None if key is None else dumps(key), value, op,
-                                dumps(ctx.offset(row=row + 1)), ctx.order(row, k), codec.schema_id, headers))
+                                ctx.position_text(row + 1), ctx.order(row, k), codec.schema_id, headers))
 
     def _tombstone(self, codec: TableCodec, ctx: EventContext, row: int, k: int, key: Any) -> None:
         self._emit(ChangeRecord(codec.topic, None if key is None else dumps(key), None, None,
-                                dumps(ctx.offset(row=row + 1)), ctx.order(row, k), codec.schema_id,
+                                ctx.position_text(row + 1), ctx.order(row, k), codec.schema_id,
                                 self.settings.headers))
 
     # -- heartbeats ------------------------------------------------------------------------------
