@@ -29,6 +29,7 @@ from cdc_sources.mysql.converters import restore_empty_sets
 from cdc_sources.mysql.envelope import SourceInfo
 from cdc_sources.mysql.model import TableId
 from cdc_sources.mysql.offset import binlog_file_number as file_number
+from cdc_sources.mysql.rows import decode_rows
 from cdc_sources.mysql.transactions import TransactionTracker, transaction_id
 from cdc_sources.spi import HEADER_NEW_KEY, HEADER_OLD_KEY, ChangeRecord, Checkpoint, SchemaVersion, StreamItem
 
@@ -213,16 +214,15 @@ class MySqlStreamReader:
                     self._file = stream.log_file
                     if isinstance(event, ev.HeartbeatLogEvent):
                         # the server sends heartbeats only when it has sent everything it has
+                        if self.settings.heartbeat_interval_s > 0 and self._tx is None and (
+                                time.monotonic() - last_heartbeat >= self.settings.heartbeat_interval_s):
+                            last_heartbeat = time.monotonic()
+                            self._heartbeat(pos)
                         if self._tx is None:
                             yield from self._drain()
                             yield Checkpoint(self._idle_offset(pos), idle=True)
                             if until_idle:
                                 return
-                        if self.settings.heartbeat_interval_s > 0 and (
-                                time.monotonic() - last_heartbeat >= self.settings.heartbeat_interval_s):
-                            last_heartbeat = time.monotonic()
-                            self._heartbeat(pos)
-                            yield from self._drain()
                         continue
                     packet = event.packet
                     start = int(packet.log_pos) - int(packet.event_size)
@@ -356,7 +356,7 @@ class MySqlStreamReader:
             self._announced.add(codec.schema_id)
             self._flush_run()
             self._out.append(codec.version)
-        rows = list(event.rows) if codec is not None else []
+        rows = decode_rows(event) if codec is not None else []
         if self._skip_events:
             self._skip_events -= 1
             return None, []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import orjson
@@ -151,3 +152,72 @@ def test_wrong_binlog_format_is_a_clear_error(tmp_path):
         assert "binlog_format" in str(info.value) and "ROW" in str(info.value)
     finally:
         server.stop()
+
+
+def test_purged_binlog_stops_with_a_clear_error_or_resnapshots_when_needed(tmp_path):
+    from cdc_sources.spi import CdcError
+    from pipelines.local_mariadb import LocalMariaDB
+
+    server = LocalMariaDB(tmp_path / "data").start()
+    try:
+        db = {**server.connect_args(), "database": "d"}
+        execute(server.connect_args(), "CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY)",
+                "INSERT INTO d.t VALUES (1)")
+        root = str(tmp_path / "lake")
+        run_capture(pipeline(root, db), until_idle=True)
+        execute(db, "INSERT INTO t VALUES (2)", "FLUSH BINARY LOGS", "INSERT INTO t VALUES (3)")
+        conn = pymysql.connect(**server.connect_args(), autocommit=True)
+        with conn.cursor() as cur:
+            cur.execute("SHOW MASTER STATUS")
+            current = cur.fetchone()[0]
+            for _ in range(100):  # a binlog dump thread that is still ending keeps its file in use
+                cur.execute(f"PURGE BINARY LOGS TO '{current}'")
+                cur.execute("SHOW BINARY LOGS")
+                if [r[0] for r in cur.fetchall()] == [current]:
+                    break
+                time.sleep(0.1)
+        conn.close()
+        with pytest.raises(CdcError) as info:
+            run_capture(pipeline(root, db), until_idle=True)
+        assert "no longer available" in str(info.value) and "when_needed" in str(info.value)
+        again = run_capture(pipeline(root, db, **{"snapshot.mode": "when_needed"}), until_idle=True)["my"]
+        assert again.per_topic.get("my.d.t") == 3  # a new snapshot of the three rows
+        snap = [v for v in values(rows(root, "my.d.t")) if v and v["op"] == "r"]
+        assert sorted(v["after"]["id"] for v in snap) == [1, 1, 2, 3]
+    finally:
+        server.stop()
+
+
+def test_wrong_password_is_fatal_and_never_printed(mariadb_server, tmp_path):
+    from cdc_sources.spi import CdcError
+
+    execute(mariadb_server.connect_args(), "CREATE USER IF NOT EXISTS 'cdc_pw'@'%' IDENTIFIED BY 'right-secret'")
+    text = (f'pipeline: t\nlakehouse: {{root: "{tmp_path}"}}\nsources:\n  - name: my\n    connector: mariadb\n'
+            f"    connection: {{host: 127.0.0.1, port: {mariadb_server.port}, user: cdc_pw, password: s3cr3t-wrong}}\n"
+            '    options: {database.server.id: "5402"}\n')
+    with pytest.raises(CdcError) as info:
+        run_capture(parse_pipeline(text, env={}), until_idle=True)
+    assert "s3cr3t-wrong" not in str(info.value) and "cdc_pw" in str(info.value)
+
+
+def test_filters_masks_query_and_heartbeats(mariadb_db, tmp_path):
+    root, name = str(tmp_path / "lake"), mariadb_db["database"]
+    execute(mariadb_db, "CREATE TABLE kept (id INT PRIMARY KEY, secret VARCHAR(20), dropped INT)",
+            "CREATE TABLE skipped (id INT PRIMARY KEY)")
+    cfg = pipeline(root, mariadb_db, **{
+        "table.include.list": f"{name}.kept", "column.exclude.list": f"{name}.kept.dropped",
+        "column.mask.with.5.chars": f"{name}.kept.secret", "include.query": "true",
+        "heartbeat.interval.ms": "100"})
+    run_capture(cfg, until_idle=True)
+    execute(mariadb_db, "INSERT INTO kept VALUES (1, 'hunter2', 9)", "INSERT INTO skipped VALUES (1)")
+    run_capture(cfg, until_idle=True)
+    kept = [v for v in values(rows(root, f"my.{name}.kept")) if v]
+    assert kept[-1]["after"] == {"id": 1, "secret": "*****"}
+    assert kept[-1]["source"]["query"] == "INSERT INTO kept VALUES (1, 'hunter2', 9)"
+    from deltalake.exceptions import TableNotFoundError
+
+    with pytest.raises(TableNotFoundError):
+        DeltaTable(topic_path(root, f"my.{name}.skipped"))
+    beats = values(rows(root, "__debezium-heartbeat.my"))
+    assert beats and set(beats[0]) == {"ts_ms"}
+    assert orjson.loads(rows(root, "__debezium-heartbeat.my")[0]["key"]) == {"serverName": "my"}
