@@ -1,11 +1,16 @@
 """Child process: one `run_capture(config, until_idle=True)` of our connector, timed and measured.
 
 Run as ``python -m bench._capture_child CONFIG.json RESULT.json``. The config holds the pipeline
-YAML text, the bronze root, the topic and how many records the run must commit. Everything is
-imported before the clock starts. The run is observed from the outside only (no connector code
-changes): ``BronzeWriter.commit`` and the session's ``snapshot``/``stream`` iterators are wrapped
-to take timestamps of the first record produced and of the commit that makes the expected
-number of records durable in bronze. ``ru_maxrss`` gives the peak resident set of the process.
+YAML text, the bronze root, the topic, how many records of that topic the run must commit and
+the connector's session class (``"session": "module:Class"``, e.g.
+``cdc_sources.mysql.session:MySqlCaptureSession``). Everything is imported before the clock
+starts. The run is observed from the outside only (no connector code changes):
+``BronzeWriter.commit`` and the session's ``snapshot``/``stream`` iterators are wrapped to take
+timestamps of the first record produced and of the commit that makes the expected number of
+records of the topic durable in bronze (records of other topics, such as the schema history,
+are not counted). ``ru_maxrss`` gives the peak resident set of the process. Warnings logged
+during the run are counted per logger (``log_warnings``): e.g. python-mysql-replication logs
+one each time it silently reconnects the binlog stream (and the server re-sends the events).
 
 With ``"source_only": true`` the child opens the connector's session itself and only counts the
 records it yields (no bronze, no acknowledgement): the connector's own speed, bronze excluded.
@@ -20,6 +25,7 @@ so that the profile shows the work, not the import machinery; measured runs do n
 from __future__ import annotations
 
 import cProfile
+import importlib
 import json
 import logging
 import os
@@ -39,7 +45,6 @@ from deltalake import DeltaTable
 
 from bronze.schema import topic_path
 from bronze.writer import BronzeCommitResult, BronzeWriter
-from cdc_sources.postgres.session import PostgresCaptureSession
 from cdc_sources.spi import ChangeBlock, ChangeRecord, StreamItem
 from pipelines.capture import run_capture, validate_sources
 from pipelines.config import PipelineConfig, parse_pipeline
@@ -48,9 +53,13 @@ from pipelines.coordinator import CaptureResult
 
 @dataclass
 class Probe:
-    """Timestamps (``time.monotonic``) and counts taken while the capture runs."""
+    """Timestamps (``time.monotonic``) and counts taken while the capture runs.
+
+    Only records of ``topic`` count towards ``expected`` (all records when it is None).
+    """
 
     expected: int
+    topic: str | None = None
     t_call: float = 0.0
     t_phase_called: dict[str, float] = field(default_factory=dict)
     t_first_record: float | None = None
@@ -62,8 +71,9 @@ class Probe:
     def on_commit(self, result: BronzeCommitResult, started: float) -> None:
         """Record a bronze commit: when it returned (s since the call), its records, its duration."""
         now = time.monotonic()
-        self.written += result.records_written
-        self.commits.append((now - self.t_call, result.records_written, now - started))
+        written = result.records_written if self.topic is None else result.per_topic.get(self.topic, 0)
+        self.written += written
+        self.commits.append((now - self.t_call, written, now - started))
         if self.t_reached is None and self.written >= self.expected:
             self.t_reached = now
 
@@ -74,19 +84,26 @@ class Probe:
             self.t_reached = time.monotonic()
 
 
-def records_in(item: StreamItem) -> int:
-    """How many change records a stream item carries (a record, a run of records, a block)."""
+def records_in(item: StreamItem, topic: str | None = None) -> int:
+    """How many change records a stream item carries (a record, a run of records, a block),
+    counting only those of ``topic`` unless it is None."""
     if isinstance(item, ChangeRecord):
-        return 1
+        return int(topic is None or item.topic == topic)
     if isinstance(item, list):
-        return len(item)
+        return len(item) if topic is None else sum(1 for r in item if r.topic == topic)
     if isinstance(item, ChangeBlock):
-        return len(item)
+        return len(item) if topic is None or item.topic == topic else 0
     return 0
 
 
-def install_probe(probe: Probe) -> None:
-    """Wrap the bronze commit and the session iterators (this process only)."""
+def session_class(spec: str) -> Any:
+    """The class named by ``"module:Class"``."""
+    module, _, name = spec.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def install_probe(probe: Probe, session_cls: Any) -> None:
+    """Wrap the bronze commit and the session iterators of ``session_cls`` (this process only)."""
     original_commit = BronzeWriter.commit
 
     def commit(self: BronzeWriter, *args: Any, **kwargs: Any) -> BronzeCommitResult:
@@ -96,20 +113,31 @@ def install_probe(probe: Probe) -> None:
         return result
 
     BronzeWriter.commit = commit  # type: ignore[method-assign]
-    PostgresCaptureSession.snapshot = _observed(PostgresCaptureSession.snapshot, "snapshot", probe)  # type: ignore[method-assign]
-    PostgresCaptureSession.stream = _observed(PostgresCaptureSession.stream, "stream", probe)  # type: ignore[method-assign]
+    session_cls.snapshot = _observed(session_cls.snapshot, "snapshot", probe)
+    session_cls.stream = _observed(session_cls.stream, "stream", probe)
 
 
 def _observed(method: Callable[..., Iterator[StreamItem]], phase: str,
               probe: Probe) -> Callable[..., Iterator[StreamItem]]:
-    def wrapper(self: PostgresCaptureSession, *args: Any, **kwargs: Any) -> Iterator[StreamItem]:
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Iterator[StreamItem]:
         probe.t_phase_called[phase] = time.monotonic()
         for item in method(self, *args, **kwargs):
-            if probe.t_first_record is None and records_in(item):
+            if probe.t_first_record is None and records_in(item, probe.topic):
                 probe.t_first_record = time.monotonic()
             yield item
 
     return wrapper
+
+
+class WarningCounter(logging.Handler):
+    """Counts the WARNING (and worse) log records of the run, per logger name."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.counts: dict[str, int] = {}
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.counts[record.name] = self.counts.get(record.name, 0) + 1
 
 
 class ThreadedProfile:
@@ -192,22 +220,24 @@ def warm_imports() -> None:
 def source_only(pipeline: PipelineConfig, root: str, probe: Probe) -> dict[str, Any]:
     """Read the source like `run_capture` does, but count the records instead of writing them.
 
-    The connector is opened at the offset stored in bronze (as `run_capture` would); the run
-    stops at the expected record. Nothing is acknowledged and nothing is written.
+    The connector is opened at the offset stored in bronze, with the schema history stored
+    there (as `run_capture` would); the run stops at the expected record. Nothing is
+    acknowledged and nothing is written.
     """
     (spec,) = pipeline.sources
     connector = validate_sources(pipeline)[spec.name]
     writer = BronzeWriter(root, spec.name)
     try:
         stored = writer.recover()
+        history = writer.read_history()
     finally:
         writer.close()
-    session = connector.open(stored.offset if stored else None)
+    session = connector.open(stored.offset if stored else None, history)
     try:
         plan = session.plan()
         items = session.snapshot() if plan.snapshot_data else session.stream(until_idle=True)
         for item in items:
-            n = records_in(item)
+            n = records_in(item, probe.topic)
             if n:
                 probe.on_records(n)
                 if probe.t_reached is not None:
@@ -220,13 +250,15 @@ def source_only(pipeline: PipelineConfig, root: str, probe: Probe) -> dict[str, 
 def run(config: dict[str, Any]) -> dict[str, Any]:
     """Run the capture described by ``config``; return the measurements."""
     pipeline = parse_pipeline(config["pipeline"], file="<bench>", env={})
-    probe = Probe(expected=int(config["expected"]))
-    install_probe(probe)
+    probe = Probe(expected=int(config["expected"]), topic=config.get("topic"))
+    install_probe(probe, session_class(str(config["session"])))
     profile = ThreadedProfile() if config.get("profile") else None
     if profile is not None or config.get("source_only"):
         warm_imports()
     rss_before = psutil.Process().memory_info().rss
     sampler = RssSampler()
+    warnings = WarningCounter()
+    logging.getLogger().addHandler(warnings)
     probe.t_call = time.monotonic()
     with sampler:
         if config.get("source_only"):
@@ -246,6 +278,7 @@ def run(config: dict[str, Any]) -> dict[str, Any]:
         "rss_before_run_bytes": rss_before,
         "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         "rss_timeline_mb": sampler.timeline(),
+        "log_warnings": warnings.counts,
         "pid": os.getpid(),
     }
 

@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     server = LocalPostgres(workdir / "pg")
     say(f"starting a private PostgreSQL {server.server_version()} in {server.data_dir} on port {server.port}")
     server.start()
-    ctx = BenchContext(server, workdir, args.results_dir, say, debezium=not args.no_debezium,
+    ctx = BenchContext(workdir, args.results_dir, say, server=server, debezium=not args.no_debezium,
                        debezium_consumer=args.debezium_consumer, profile=args.profile,
                        repeat=max(1, args.repeat))
     try:
@@ -117,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     for s in scenarios:
         if s.get("profile"):
             print(f"### Profile of our connector: {s['title']}\n\n```\n{profile_summary(s['profile'])}```\n")
-    path = write_json(args.results_dir, ctx.stamp, vars(args), scenarios, markdown, server.server_version())
+    path = write_json(args.results_dir, ctx.stamp, vars(args), scenarios, markdown,
+                      {"postgres": server.server_version()})
     say(f"results written to {path}")
     return 0
 

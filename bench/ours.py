@@ -1,7 +1,9 @@
-"""Runs our PostgreSQL connector (`pipelines.capture.run_capture`) in a child process per run.
+"""Runs our connector (`pipelines.capture.run_capture`) in a child process per run.
 
 A child per run gives every measurement a clean process: its peak RSS (``ru_maxrss``) is the
-run's own, and imports happen before the clock starts. See `bench._capture_child`.
+run's own, and imports happen before the clock starts. See `bench._capture_child`. Any
+connector can be run: a `CaptureTarget` gives the pipeline, its bronze root, the topic to count
+and the connector's session class; `OursTarget` is the PostgreSQL bench's.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 from bench.workload import TABLE, BenchDb
 from cdc_sources.spi import CdcError
@@ -27,14 +29,40 @@ class BenchRunError(CdcError):
     """A benchmark child process failed."""
 
 
+class CaptureTarget(Protocol):
+    """One capture pipeline of a benchmark run.
+
+    Attributes:
+        root: the pipeline's bronze root.
+        topic: the topic whose records the run must commit (the others are not counted).
+        session: the connector's session class as ``"module:Class"`` (its ``snapshot`` and
+            ``stream`` are observed).
+    """
+
+    @property
+    def root(self) -> Path: ...
+
+    @property
+    def topic(self) -> str: ...
+
+    @property
+    def session(self) -> str: ...
+
+    def pipeline_text(self) -> str:
+        """The pipeline YAML."""
+        ...
+
+
 @dataclass(frozen=True)
 class OursTarget:
-    """One capture pipeline: a bronze root and a replication slot on a scenario database."""
+    """One PostgreSQL capture pipeline: a bronze root and a replication slot on a scenario database."""
 
     db: BenchDb
     root: Path
     slot: str
     snapshot_mode: str = "initial"
+    topic: ClassVar[str] = TOPIC
+    session: ClassVar[str] = "cdc_sources.postgres.session:PostgresCaptureSession"
 
     def pipeline_text(self) -> str:
         options = {"slot.name": self.slot, "snapshot.mode": self.snapshot_mode,
@@ -54,7 +82,7 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def run_ours(target: OursTarget, *, expected: int, profile: Path | None = None, source_only: bool = False,
+def run_ours(target: CaptureTarget, *, expected: int, profile: Path | None = None, source_only: bool = False,
              timeout_s: float = 3600.0) -> dict[str, Any]:
     """Run one capture until idle in a fresh child; return its measurements (see the child).
 
@@ -63,8 +91,9 @@ def run_ours(target: OursTarget, *, expected: int, profile: Path | None = None, 
     with tempfile.TemporaryDirectory(prefix="cdc-bench-ours-") as tmp:
         config_path = Path(tmp) / "config.json"
         result_path = Path(tmp) / "result.json"
-        config = {"pipeline": target.pipeline_text(), "root": str(target.root), "topic": TOPIC,
-                  "expected": expected, "profile": str(profile) if profile else None, "source_only": source_only}
+        config = {"pipeline": target.pipeline_text(), "root": str(target.root), "topic": target.topic,
+                  "session": target.session, "expected": expected, "profile": str(profile) if profile else None,
+                  "source_only": source_only}
         config_path.write_text(json.dumps(config))
         log_path = Path(tmp) / "child.log"
         with log_path.open("wb") as log:
@@ -103,6 +132,7 @@ def summarize_ours(raw: dict[str, Any], records: int) -> dict[str, Any]:
         "peak_rss_mb": raw["peak_rss_bytes"] / 2**20,
         "rss_before_run_mb": raw["rss_before_run_bytes"] / 2**20,
         "capture": raw["capture"],
+        "log_warnings": raw.get("log_warnings", {}),
         "rss_timeline_mb": raw["rss_timeline_mb"],
         "commits": probe["commits"],
     }

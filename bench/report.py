@@ -6,6 +6,7 @@ import io
 import json
 import platform
 import pstats
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,8 @@ SNAPSHOT_TARGET = 5.0
 RSS_TARGET_MB = 512.0
 WAITS_NOTE = (
     "Waits, not work (all threads are merged): 'acquire' of '_thread.lock' = the main thread waiting for "
-    "the bronze writer's pool; select.select / time.sleep = waiting for the server. "
+    "the bronze writer's pool; select.select / time.sleep / socket 'recv_into' (pymysql) = waiting for the "
+    "server. "
     "cProfile inflates functions called per row.\n"
 )
 
@@ -32,27 +34,33 @@ def _f(value: float | None, digits: int = 2) -> str:
     return "n/a" if value is None else f"{value:,.{digits}f}"
 
 
-def _scenario_title(s: dict[str, Any]) -> str:
+def scenario_title(s: dict[str, Any]) -> str:
+    """A scenario's title for the tables; streaming ones say how many transactions they hold."""
     if s["kind"] == "streaming":
         tx = s["transactions"]
         return f"{s['title']} ({tx:,} transaction{'s' if tx != 1 else ''})"
     return str(s["title"])
 
 
-def results_table(scenarios: list[dict[str, Any]]) -> str:
-    """One row per system per scenario; ``ours ÷ this`` > 1 means this connector is faster."""
+def results_table(scenarios: list[dict[str, Any]], systems: Mapping[str, str] | None = None) -> str:
+    """One row per system per scenario; ``ours ÷ this`` > 1 means this connector is faster.
+
+    ``systems`` maps the keys of a scenario's ``systems`` to their display names, in table
+    order (default: the PostgreSQL bench's `SYSTEM_NAMES` in `SYSTEM_ORDER`).
+    """
+    names = systems if systems is not None else {name: SYSTEM_NAMES[name] for name in SYSTEM_ORDER}
     head = ("| Scenario | System | Records | Start→last s | Events/s | First→last s | Events/s (first→last) "
             "| Ours ÷ this | Peak RSS MB |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
     lines = []
     for s in scenarios:
         ours = s["systems"].get("ours")
-        for name in SYSTEM_ORDER:
+        for name, label in names.items():
             entry = s["systems"].get(name)
             if entry is None:
                 continue
             ratio = ours["events_per_s"] / entry["events_per_s"] if ours else None
             lines.append(
-                f"| {_scenario_title(s)} | {SYSTEM_NAMES[name]} | {entry['records']:,} "
+                f"| {scenario_title(s)} | {label} | {entry['records']:,} "
                 f"| {_f(entry['start_to_last_s'])} | {_f(entry['events_per_s'], 0)} "
                 f"| {_f(entry.get('first_to_last_s'))} | {_f(entry.get('events_per_s_first_to_last'), 0)} "
                 f"| {_f(ratio)}x | {_f(entry.get('peak_rss_mb'), 0)} |"
@@ -69,11 +77,11 @@ def targets_table(scenarios: list[dict[str, Any]]) -> str:
             target = STREAM_TARGET if s["kind"] == "streaming" else SNAPSHOT_TARGET
             ratio = ours["events_per_s"] / dbz["events_per_s"]
             ratio_f = ours["events_per_s_first_to_last"] / dbz["events_per_s_first_to_last"]
-            rows.append(f"| {_scenario_title(s)}: events/s ≥ {target:g}x Debezium | {ratio:.2f}x "
+            rows.append(f"| {scenario_title(s)}: events/s ≥ {target:g}x Debezium | {ratio:.2f}x "
                         f"(first→last {ratio_f:.2f}x) | {'yes' if ratio >= target else 'no'} |")
         if ours and s.get("memory_target"):
             rss = ours["peak_rss_mb"]
-            rows.append(f"| {_scenario_title(s)}: peak RSS < {RSS_TARGET_MB:g} MB | {rss:,.0f} MB "
+            rows.append(f"| {scenario_title(s)}: peak RSS < {RSS_TARGET_MB:g} MB | {rss:,.0f} MB "
                         f"| {'yes' if rss < RSS_TARGET_MB else 'no'} |")
     return "| Target (from the issue) | Measured | Met |\n|---|---|---|\n" + "\n".join(rows) + "\n"
 
@@ -102,7 +110,7 @@ def details(scenarios: list[dict[str, Any]]) -> str:
         if recv:
             facts.append(f"pg_recvlogical: start→first byte {recv['start_to_first_s']:.2f}s, "
                          f"{recv['bytes'] / 2**20:,.0f} MB received")
-        out.append(f"- {_scenario_title(s)}: " + "; ".join(facts))
+        out.append(f"- {scenario_title(s)}: " + "; ".join(facts))
     return "\n".join(out) + "\n"
 
 
@@ -139,13 +147,16 @@ def profile_summary(path: str, top: int = 15) -> str:
 
 
 def write_json(results_dir: Path, stamp: str, args: dict[str, Any], scenarios: list[dict[str, Any]],
-               markdown: str, server_version: int) -> Path:
-    """Write the table and every raw number to ``results_dir/capture_bench-<stamp>.json``."""
+               markdown: str, server: Mapping[str, Any], name: str = "capture_bench") -> Path:
+    """Write the table and every raw number to ``results_dir/<name>-<stamp>.json``.
+
+    ``server`` describes the database server (e.g. ``{"postgres": 150004}``); it goes into
+    the ``machine`` block next to the Python version and the platform.
+    """
     results_dir.mkdir(parents=True, exist_ok=True)
-    path = results_dir / f"capture_bench-{stamp}.json"
+    path = results_dir / f"{name}-{stamp}.json"
     doc = {"stamp": stamp, "args": args, "machine": {"python": platform.python_version(),
-                                                      "platform": platform.platform(),
-                                                      "postgres": server_version},
+                                                      "platform": platform.platform(), **server},
            "markdown": markdown, "scenarios": scenarios}
     path.write_text(json.dumps(doc, indent=2, default=str))
     return path

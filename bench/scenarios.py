@@ -9,13 +9,11 @@ runs are kept in the JSON, and the peak RSS reported is the largest of all runs.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from bench.debezium import DebeziumTarget, prime_streaming, run_debezium, summarize_debezium
+from bench.measure import RunContext, best_of, check_bronze, rate, timed
 from bench.ours import OursTarget, run_ours, summarize_ours
 from bench.raw import recvlogical_create_slot, run_copy_psql, run_copy_psycopg, run_recvlogical
 from bench.workload import (
@@ -30,50 +28,14 @@ from bench.workload import (
 )
 from pipelines.local_postgres import LocalPostgres
 
-Say = Callable[[str], None]
-
 
 @dataclass
-class BenchContext:
+class BenchContext(RunContext):
     """What every scenario needs: the server, a scratch directory and the run's settings."""
 
-    server: LocalPostgres
-    workdir: Path
-    results_dir: Path
-    say: Say
-    debezium: bool = True
-    debezium_consumer: str = "lean"
-    profile: bool = False
-    repeat: int = 1
-    stamp: str = field(default_factory=lambda: time.strftime("%Y%m%d-%H%M%S"))
-
-    def profile_path(self, key: str) -> Path | None:
-        return self.results_dir / f"profile-{self.stamp}-{key}.prof" if self.profile else None
-
-
-def _timed(fn: Callable[[], Any]) -> tuple[Any, float]:
-    started = time.monotonic()
-    out = fn()
-    return out, time.monotonic() - started
-
-
-def _rate(entry: dict[str, Any], records: int) -> dict[str, Any]:
-    entry = dict(entry)
-    entry["records"] = records
-    entry["events_per_s"] = records / entry["start_to_last_s"]
-    if "first_to_last_s" in entry:
-        entry["events_per_s_first_to_last"] = records / max(entry["first_to_last_s"], 1e-9)
-    return entry
-
-
-def best_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """The fastest run (start->last), with every run's times and the largest peak RSS of all."""
-    best = dict(min(runs, key=lambda r: r["start_to_last_s"]))
-    best["runs"] = [{k: r.get(k) for k in ("start_to_last_s", "first_to_last_s", "peak_rss_mb")} for r in runs]
-    rss = [r["peak_rss_mb"] for r in runs if r.get("peak_rss_mb") is not None]
-    if rss:
-        best["peak_rss_mb"] = max(rss)
-    return best
+    server: LocalPostgres = field(kw_only=True)
+    debezium: bool = field(default=True, kw_only=True)
+    debezium_consumer: str = field(default="lean", kw_only=True)
 
 
 @dataclass
@@ -117,10 +79,10 @@ def _stream_runs(ctx: BenchContext, readers: _StreamReaders, db: BenchDb, end_ls
                                              "pg_recvlogical": []}
     for i in range(n):
         say(f"  run {i + 1}/{n}: pg_recvlogical (pgoutput, to a pipe that discards)")
-        runs["pg_recvlogical"].append(_rate(run_recvlogical(db, f"bench_recvlogical_{i}", end_lsn), rows))
+        runs["pg_recvlogical"].append(rate(run_recvlogical(db, f"bench_recvlogical_{i}", end_lsn), rows))
         say(f"  run {i + 1}/{n}: our connector, run_capture(until_idle=True) into bronze")
         runs["ours"].append(summarize_ours(run_ours(readers.ours[i], expected=rows), rows))
-        _check_bronze(runs["ours"][-1], rows, say)
+        check_bronze(runs["ours"][-1], rows, say)
         if readers.source:
             say(f"  run {i + 1}/{n}: our connector's session alone (records counted, no bronze)")
             runs["ours_source"].append(
@@ -147,7 +109,7 @@ def streaming(ctx: BenchContext, key: str, title: str, rows: int, tx_rows: int, 
                                      source_only=source_only)
         start_lsn = current_lsn(db)
         say(f"  setup: inserting {rows:,} rows in transactions of {tx_rows:,} rows")
-        transactions, load_s = _timed(lambda: insert_rows(db, rows, tx_rows=tx_rows))
+        transactions, load_s = timed(lambda: insert_rows(db, rows, tx_rows=tx_rows))
         end_lsn = current_lsn(db)
         settle(db)
         runs = _stream_runs(ctx, readers, db, end_lsn, rows, n)
@@ -172,20 +134,20 @@ def snapshot(ctx: BenchContext, key: str, title: str, rows: int, *, debezium: bo
     db = create_database(ctx.server, f"bench_{key}")
     try:
         say(f"  setup: loading {rows:,} rows")
-        _, load_s = _timed(lambda: insert_rows(db, rows, tx_rows=rows))
+        _, load_s = timed(lambda: insert_rows(db, rows, tx_rows=rows))
         settle(db)
         runs: dict[str, list[dict[str, Any]]] = {"ours": [], "ours_source": [], "debezium": [], "copy_psql": [],
                                                  "copy_psycopg": []}
         for i in range(ctx.repeat):
             n = f"run {i + 1}/{ctx.repeat}:"
             say(f"  {n} COPY (SELECT ...) TO STDOUT via psql > /dev/null")
-            runs["copy_psql"].append(_rate(run_copy_psql(db), rows))
+            runs["copy_psql"].append(rate(run_copy_psql(db), rows))
             say(f"  {n} COPY (SELECT ...) TO STDOUT via psycopg, rows iterated in Python")
-            runs["copy_psycopg"].append(_rate(run_copy_psycopg(db), rows))
+            runs["copy_psycopg"].append(rate(run_copy_psycopg(db), rows))
             say(f"  {n} our connector, snapshot.mode=initial, run_capture(until_idle=True) into bronze")
             ours = OursTarget(db, ctx.workdir / f"lake_{key}_{i}", f"bench_ours_{i}")
             runs["ours"].append(summarize_ours(run_ours(ours, expected=rows), rows))
-            _check_bronze(runs["ours"][-1], rows, say)
+            check_bronze(runs["ours"][-1], rows, say)
             say(f"  {n} our connector's snapshot alone (records counted, no bronze)")
             source = OursTarget(db, ctx.workdir / f"lake_{key}_src_{i}", f"bench_src_{i}")
             runs["ours_source"].append(summarize_ours(run_ours(source, expected=rows, source_only=True), rows))
@@ -207,10 +169,3 @@ def snapshot(ctx: BenchContext, key: str, title: str, rows: int, *, debezium: bo
     finally:
         drop_database(db)
 
-
-def _check_bronze(entry: dict[str, Any], rows: int, say: Say) -> None:
-    if entry["bronze_rows"] != rows:
-        say(f"  WARNING: bronze holds {entry['bronze_rows']:,} rows, expected {rows:,}")
-    else:
-        say(f"  bronze holds {rows:,} rows; {entry['events_per_s']:,.0f} events/s, "
-            f"peak RSS {entry['peak_rss_mb']:,.0f} MB")

@@ -1,0 +1,116 @@
+"""What every capture benchmark shares: the run context, rates, best-of-N, and measured subprocesses.
+
+The PostgreSQL bench (`bench.capture_bench`) and the MySQL/MariaDB bench (`bench.mysql_bench`)
+both run each reader N times and keep the fastest run (start->last), with every run's times and
+the largest peak RSS of all runs, in one entry per reader. An entry is a dict holding at least
+``start_to_last_s``, and after `rate` also ``records`` and ``events_per_s``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+Say = Callable[[str], None]
+"""Prints one progress line of the bench (with the time since the bench started)."""
+
+
+@dataclass
+class RunContext:
+    """The settings every scenario of a run needs.
+
+    Attributes:
+        workdir: scratch directory (server data, bronze roots, child logs).
+        results_dir: where the JSON results and profile dumps go.
+        say: progress output.
+        profile: also run our connector under cProfile.
+        repeat: how many times every reader runs (the fastest run is reported).
+        stamp: the run's time stamp, part of every file name it writes.
+    """
+
+    workdir: Path
+    results_dir: Path
+    say: Say
+    profile: bool = False
+    repeat: int = 1
+    stamp: str = field(default_factory=lambda: time.strftime("%Y%m%d-%H%M%S"))
+
+    def profile_path(self, key: str) -> Path | None:
+        """Where the cProfile dump of scenario ``key`` goes, or None without ``--profile``."""
+        return self.results_dir / f"profile-{self.stamp}-{key}.prof" if self.profile else None
+
+
+def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+    """``fn()`` and the seconds it took."""
+    started = time.monotonic()
+    out = fn()
+    return out, time.monotonic() - started
+
+
+def rate(entry: dict[str, Any], records: int) -> dict[str, Any]:
+    """A copy of ``entry`` with ``records`` and the rates: start->last and, if known, first->last."""
+    entry = dict(entry)
+    entry["records"] = records
+    entry["events_per_s"] = records / entry["start_to_last_s"]
+    if "first_to_last_s" in entry:
+        entry["events_per_s_first_to_last"] = records / max(entry["first_to_last_s"], 1e-9)
+    return entry
+
+
+def best_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The fastest run (start->last), with every run's times and the largest peak RSS of all."""
+    best = dict(min(runs, key=lambda r: r["start_to_last_s"]))
+    best["runs"] = [{k: r.get(k) for k in ("start_to_last_s", "first_to_last_s", "peak_rss_mb")} for r in runs]
+    rss = [r["peak_rss_mb"] for r in runs if r.get("peak_rss_mb") is not None]
+    if rss:
+        best["peak_rss_mb"] = max(rss)
+    return best
+
+
+def check_bronze(entry: dict[str, Any], rows: int, say: Say) -> None:
+    """Say whether bronze holds the expected rows after one of our runs (a warning if not)."""
+    if entry["bronze_rows"] != rows:
+        say(f"  WARNING: bronze holds {entry['bronze_rows']:,} rows, expected {rows:,}")
+    else:
+        say(f"  bronze holds {rows:,} rows; {entry['events_per_s']:,.0f} events/s, "
+            f"peak RSS {entry['peak_rss_mb']:,.0f} MB")
+
+
+class CommandFailedError(RuntimeError):
+    """A measured command exited with an error."""
+
+
+GNU_TIME = Path("/usr/bin/time")
+"""GNU time, which reports a command's own peak RSS (``%M``)."""
+
+
+def run_measured(cmd: Sequence[str], *, stdout: IO[bytes] | None = None,
+                 env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Run ``cmd`` to completion; its wall time and, with GNU time installed, its own peak RSS.
+
+    ``stdout`` defaults to /dev/null; stderr is kept for the error message. Returns
+    ``start_to_last_s`` (process start to exit) and ``peak_rss_mb`` (None without
+    ``/usr/bin/time``). The RSS comes from GNU time and not from ``wait4`` on our own child:
+    a child spawned by Python (vfork) inherits the parent's peak RSS across ``exec``, so
+    ``wait4`` would report the bench's own size for any tool smaller than it.
+
+    Raises:
+        CommandFailedError: the command exited with a non-zero status.
+    """
+    with tempfile.TemporaryDirectory(prefix="cdc-bench-cmd-") as tmp, open(os.devnull, "wb") as devnull:
+        rss_file = Path(tmp) / "rss"
+        wrapped = [str(GNU_TIME), "-f", "%M", "-o", str(rss_file), *cmd] if GNU_TIME.exists() else list(cmd)
+        started = time.monotonic()
+        proc = subprocess.run(wrapped, stdout=stdout or devnull, stderr=subprocess.PIPE, env=env)
+        ended = time.monotonic()
+        if proc.returncode != 0:
+            raise CommandFailedError(f"{Path(cmd[0]).name} exited with {proc.returncode}: "
+                                     f"{proc.stderr.decode(errors='replace').strip()[-2000:]}")
+        rss_kb = rss_file.read_text().split() if rss_file.exists() else []
+    return {"start_to_last_s": ended - started, "peak_rss_mb": int(rss_kb[-1]) / 1024 if rss_kb else None}
