@@ -54,7 +54,7 @@ class CaptureSettings(_Strict):
 
     commit_interval_ms: int = Field(1000, ge=10)
     commit_max_records: int = Field(200_000, ge=1)
-    commit_max_bytes: int = Field(32 * 1024 * 1024, ge=1024)
+    commit_max_bytes: int = Field(8 * 1024 * 1024, ge=1024)
 
 
 class SourceSpec(_Strict):

@@ -83,7 +83,7 @@ class Coordinator:
     """Drives one `CaptureSession` into one `BronzeWriter`. Not thread-safe."""
 
     def __init__(self, session: CaptureSession, writer: BronzeWriter, stored: StoredOffset | None, *,
-                 commit_interval_ms: int, commit_max_records: int, commit_max_bytes: int = 32 << 20,
+                 commit_interval_ms: int, commit_max_records: int, commit_max_bytes: int = 8 << 20,
                  progress: ProgressFn | None = None) -> None:
         self.session = session
         self.writer = writer
