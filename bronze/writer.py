@@ -174,10 +174,11 @@ class BronzeWriter:
         return BronzeCommitResult(batch, written, total - written, tuple(sorted(by_topic)), counts)
 
     def discard_incomplete_snapshot(self) -> int:
-        """Delete the rows of an interrupted snapshot (``r`` rows after the last completed batch).
+        """Delete the rows of an interrupted snapshot (every row after the last completed batch).
 
         A restarted snapshot reads every table again at a new point in time, so the rows of
-        the attempt that did not finish must go, or bronze would hold them twice.
+        the attempt that did not finish must go, or bronze would hold them twice: its ``r``
+        rows, its private history (rewritten in full) and its schema change events.
         """
         completed = self._last_completed_snapshot_batch()
         removed = 0
@@ -185,14 +186,22 @@ class BronzeWriter:
             table = self._table(topic)
             if table is None:
                 continue
-            # the private history of an interrupted snapshot goes too (it is rewritten in full)
-            predicate = f"batch > {completed}" if topic == HISTORY_TOPIC else f"op = 'r' AND batch > {completed}"
-            metrics = table.delete(predicate)
+            metrics = table.delete(f"batch > {completed}")
             removed += int(metrics.get("num_deleted_rows", 0))
-            # the deleted rows were the table's newest: seq continues after what is left
+            # the deleted rows were the table's newest: seq continues after what is left, and the
+            # high-water mark falls back to before them (a new attempt may reuse their order keys:
+            # a MySQL snapshot of an idle server reads at the same binlog position again)
             state = self.table_state(topic)
-            self._tables[topic] = TableState(_max_seq(table), state.order_key, state.batch)
+            self._tables[topic] = TableState(_max_seq(table), self._order_key_upto(table, completed), state.batch)
         return removed
+
+    def _order_key_upto(self, table: DeltaTable, batch: int) -> tuple[int, ...]:
+        """The table's high-water mark as of ``batch``: the order key of its newest commit of this
+        source at or before that batch; empty if none."""
+        for commit in table.history():
+            if commit.get(META_SOURCE) == self.source and META_ORDER_KEY in commit and int(commit[META_BATCH]) <= batch:
+                return tuple(orjson.loads(commit[META_ORDER_KEY]))
+        return ()
 
     def _table(self, topic: str) -> DeltaTable | None:
         """The open Delta table of a topic (kept open: reloading the log costs a lot), or None."""

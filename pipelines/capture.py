@@ -49,11 +49,15 @@ def _run_source(config: PipelineConfig, spec: SourceSpec, connector: Connector, 
     max_retries = int(spec.options.get("errors.max.retries", -1))
     wait_s = int(spec.options.get("retriable.restart.connector.wait.ms", 10_000)) / 1000
     attempt = 0
+    committed = _committed_batch(config, spec)
     while True:
         attempt += 1
         try:
             return _run_once(config, spec, connector, until_idle, progress)
         except CdcError as exc:
+            now = _committed_batch(config, spec) if isinstance(exc, Retriable) else committed
+            if now > committed:  # the failed run made progress: count retries afresh, as Debezium does
+                attempt, committed = 1, now
             if not isinstance(exc, Retriable) or (0 <= max_retries < attempt):
                 raise
             limit = "unlimited" if max_retries < 0 else str(max_retries)
@@ -80,6 +84,16 @@ def _run_once(config: PipelineConfig, spec: SourceSpec, connector: Connector, un
             session.close()
     finally:
         writer.close()
+
+
+def _committed_batch(config: PipelineConfig, spec: SourceSpec) -> int:
+    """The source's last committed bronze batch number (0: none)."""
+    writer = BronzeWriter(config.lakehouse.root, spec.name, config.lakehouse.storage_options or None)
+    try:
+        stored = writer.recover()
+    finally:
+        writer.close()
+    return stored.batch if stored else 0
 
 
 def summarize(name: str, r: CaptureResult) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +22,7 @@ import orjson
 
 from cdc_sources.common.envelope import dumps, truncate_envelope
 from cdc_sources.mysql.ddl import (
+    DdlEvent,
     DdlOutcome,
     DdlParseError,
     EventKind,
@@ -101,7 +102,8 @@ class DdlEvents:
         # statement without events (CREATE INDEX, ALTER of an unknown table) is one database-level record
         events: list[tuple[str, str, TableId | None, TableChange | None]] = [
             (e.database or database, e.statement, e.table_id, e.change)
-            for e in outcome.events if e.kind is not EventKind.TRUNCATE_TABLE]
+            for i, e in enumerate(outcome.events) if e.kind is not EventKind.TRUNCATE_TABLE
+            and not _later_variable_of_one_set(outcome.events, i)]
         if not outcome.events:
             events = [(outcome.database or database, ddl, None, None)]
         for k, (db, statement, table, change) in enumerate(events):
@@ -166,6 +168,16 @@ class DdlEvents:
         }
         return ChangeRecord(self.settings.prefix, dumps({"databaseName": db}), dumps(value), None,
                             dumps(ctx.offset(row=0)), ctx.order(0, k))
+
+
+def _later_variable_of_one_set(events: Sequence[DdlEvent], i: int) -> bool:
+    """Whether event ``i`` is the second or later variable of one ``SET a=..., b=...``: Debezium
+    records such a statement once (its ``SetVariableEvent`` of order 0 only)."""
+    event = events[i]
+    if event.kind is not EventKind.SET_VARIABLE or i == 0:
+        return False
+    previous = events[i - 1]
+    return previous.kind is EventKind.SET_VARIABLE and previous.statement == event.statement
 
 
 def replay_history(model: SchemaModel, history: Iterable[HistoryEntry], *, until: tuple[int, int] | None,

@@ -107,9 +107,13 @@ class EventContext:
     gtids: str = ""
     _position_parts: tuple[str, str] | None = None
     source_parts: tuple[str, str] | None = None
+    _file_number: int | None = None
 
     def order(self, row: int, k: int = 0) -> tuple[int, int, int, int]:
-        return (file_number(self.file), self.event_pos, row, k)
+        number = self._file_number
+        if number is None:
+            number = self._file_number = file_number(self.file)
+        return (number, self.event_pos, row, k)
 
     def position_text(self, row: int) -> str:
         """``dumps(self.offset(row=row))`` for ``row`` >= 1, from a template made once per event."""
@@ -163,7 +167,11 @@ class MySqlStreamReader:
         ddl: applies DDL and returns its records.
         gtids: the completed GTID set, updated at each commit.
         heartbeat_action: runs ``heartbeat.action.query`` (or nothing).
-        driver_errors: the exception types that mean "connection lost" (retried by the caller).
+        resume: where to start.
+
+    Driver errors while reading (the server went away, refused the reconnection, killed the
+    dump thread) are raised as `cdc_sources.mysql.errors.classify` classifies them: a lost or
+    refused connection is Retriable, so the capture reopens the session at the stored offset.
     """
 
     settings: StreamSettings
@@ -208,9 +216,10 @@ class MySqlStreamReader:
         last_heartbeat = time.monotonic()
         pos = self.resume.pos
         while True:  # reopened only if the server ends the dump (a lost connection raises)
-            stream = self.open_binlog(self._file, pos, True)
+            # inside a transaction, reopen at its start: the events already handled are skipped
+            stream = self.open_binlog(self._file, self._tx.begin_pos if self._tx is not None else pos, True)
             try:
-                for event in stream:
+                for event in _classified(stream, f"reading the binlog from {self._file}:{pos}"):
                     self._file = stream.log_file
                     if isinstance(event, ev.HeartbeatLogEvent):
                         # the server sends heartbeats only when it has sent everything it has
@@ -356,12 +365,13 @@ class MySqlStreamReader:
             self._announced.add(codec.schema_id)
             self._flush_run()
             self._out.append(codec.version)
-        rows = decode_rows(event) if codec is not None else []
+        rows: list[Any] = decode_rows(event) if codec is not None else []
         if self._skip_events:
             self._skip_events -= 1
             return None, []
-        if self._skip_rows:
-            rows, self._skip_rows = rows[self._skip_rows:], 0
+        if self._skip_rows:  # already emitted before the restart; keep their indices for row numbers
+            skip = min(self._skip_rows, len(rows))
+            rows, self._skip_rows = [None] * skip + rows[skip:], 0
         return codec, rows
 
     def _on_write(self, event: Any, start: int) -> None:
@@ -369,6 +379,8 @@ class MySqlStreamReader:
         if codec is not None and "c" not in self.settings.skipped:
             ctx = self._context(event, start)
             for i, row in enumerate(rows):
+                if row is None:
+                    continue
                 values = restore_empty_sets(row["values"], row["none_sources"])
                 self._record(codec, ctx, i, 0, "c", None, codec.row(values), codec.key(values))
         self._count_event()
@@ -378,6 +390,8 @@ class MySqlStreamReader:
         if codec is not None and "d" not in self.settings.skipped:
             ctx = self._context(event, start)
             for i, row in enumerate(rows):
+                if row is None:
+                    continue
                 values = restore_empty_sets(row["values"], row["none_sources"])
                 key = codec.key(values)
                 self._record(codec, ctx, i, 0, "d", codec.row(values), None, key)
@@ -390,6 +404,8 @@ class MySqlStreamReader:
         if codec is not None:
             ctx = self._context(event, start)
             for i, row in enumerate(rows):
+                if row is None:
+                    continue
                 self._update(codec, ctx, i, restore_empty_sets(row["before_values"], row["before_none_sources"]),
                              restore_empty_sets(row["after_values"], row["after_none_sources"]))
         self._count_event()
@@ -458,3 +474,20 @@ class MySqlStreamReader:
             self.settings.heartbeat_topic, dumps({"serverName": self.settings.prefix}), dumps({"ts_ms": now_ms}),
             None, dumps(offset), (file_number(self._file), pos, 1, now_ms), None, self.settings.headers)])
         self._out.append(Checkpoint(offset, idle=True))
+
+
+def _classified(stream: Any, where: str) -> Iterator[Any]:
+    """The events of ``stream``; driver errors are raised as connector errors (`classify`).
+
+    python-mysql-replication reconnects by itself after a lost connection, but a refused
+    reconnection (server down) or an error packet (server shutting down) escapes as a pymysql
+    error, which would otherwise end the capture instead of being retried.
+    """
+    import pymysql
+
+    from cdc_sources.mysql.errors import classify
+
+    try:
+        yield from stream
+    except (pymysql.err.MySQLError, OSError) as exc:
+        raise classify(exc, where=where) from exc

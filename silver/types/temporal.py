@@ -7,7 +7,8 @@ Silver types:
   ``IsoTimestamp``, Connect ``Timestamp``) -> TIMESTAMP holding the wall-clock value as UTC
   (Debezium encodes them "as if UTC"); ``ZonedTimestamp`` (an ISO string in UTC) -> TIMESTAMP;
 * times of day (``Time`` ms, ``MicroTime`` µs, ``NanoTime`` ns, Connect ``Time``) -> STRING
-  ``HH:MM:SS.ffffff`` (Delta has no TIME type); ``ZonedTime`` and ``IsoTime`` stay strings;
+  ``HH:MM:SS.ffffff`` (Delta has no TIME type), ``-`` first and hours past 23 for MySQL
+  ``TIME`` durations (-838:59:59 to 838:59:59); ``ZonedTime`` and ``IsoTime`` stay strings;
 * ``MicroDuration`` -> BIGINT microseconds, ``Interval`` -> STRING (ISO-8601), ``Year`` -> INT.
 
 PostgreSQL ``infinity``/``-infinity`` timestamps and dates (and anything else beyond Spark's
@@ -59,14 +60,18 @@ def _date_from_days(raw: Column) -> Column:
 
 
 def _time_text(unit_per_us: int, multiply: bool) -> Callable[[Column], Column]:
+    """``[-]HH:MM:SS.ffffff``; hours may exceed 23 and the value may be negative (MySQL ``TIME``
+    spans -838:59:59 to 838:59:59)."""
     def fn(raw: Column) -> Column:
         n = raw.try_cast("bigint")
-        us = n * unit_per_us if multiply else sf.floor(n / unit_per_us).cast("bigint")
+        magnitude = sf.abs(n)
+        us = magnitude * unit_per_us if multiply else sf.floor(magnitude / unit_per_us).cast("bigint")
         hours = sf.floor(us / 3_600_000_000).cast("bigint")
         minutes = sf.floor(sf.pmod(us, sf.lit(3_600_000_000)) / 60_000_000).cast("bigint")
         seconds = sf.floor(sf.pmod(us, sf.lit(60_000_000)) / 1_000_000).cast("bigint")
         frac = sf.pmod(us, sf.lit(1_000_000))
-        return sf.when(us >= 0, sf.format_string("%02d:%02d:%02d.%06d", hours, minutes, seconds, frac))
+        text = sf.format_string("%02d:%02d:%02d.%06d", hours, minutes, seconds, frac)
+        return sf.when(n < 0, sf.concat(sf.lit("-"), text)).when(n.isNotNull(), text)
     return fn
 
 

@@ -8,27 +8,39 @@ event by event, without trusting any code under test.
 
 from __future__ import annotations
 
-import itertools
-import os
+import functools
 import random
 import re
-import signal
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import orjson
 import psycopg
-from deltalake import DeltaTable
 from psycopg.rows import dict_row
 
-from bronze.schema import offsets_path, topic_path
+from tests.support.bronze_rows import (
+    SEQ_GAPS,
+    SEQ_NOT_INCREASING,
+    SNAPSHOT_DUPLICATES,
+    SNAPSHOT_LEFTOVERS,
+    duplicates,
+    event_diff,
+    read_offsets,
+    read_topic,
+    seq_problems,
+)
+from tests.support.capture_process import (
+    CaptureProcess,
+    TracePlan,
+    log_commits,
+    read_trace,
+    traced_capture,
+    wait_until,
+)
 
 PREFIX = "pg"
 TABLES = ("accounts", "big", "orders")
@@ -38,11 +50,8 @@ DDL = (
     "CREATE TABLE big (id int PRIMARY KEY, grp int NOT NULL, name text)",
     "CREATE TABLE orders (id int PRIMARY KEY, account_id int NOT NULL, qty int NOT NULL, status text)",
 )
-SEQ_GAPS = "seq has gaps: not exactly"
-SEQ_NOT_INCREASING = "seq is not strictly increasing"
-SNAPSHOT_DUPLICATES = "extra snapshot rows"
-SNAPSHOT_LEFTOVERS = "snapshot rows of interrupted snapshots remain"
-"""Problem labels `check_exactly_once` uses, so tests can tell known bugs from new ones."""
+__all__ = ["SEQ_GAPS", "SEQ_NOT_INCREASING", "SNAPSHOT_DUPLICATES", "SNAPSHOT_LEFTOVERS", "CaptureProcess",
+           "log_commits", "read_trace", "wait_until"]
 SYNC_COMMIT = "-c synchronous_commit=on"
 """Session option for writers: a commit returns once its WAL is written, so ``--until-idle``
 (which stops at the server's WAL write position) always sees it; the test servers default to
@@ -370,21 +379,12 @@ def _expand(lsn: int, data: str) -> Iterator[tuple[str, Event]]:
 
 def read_bronze(root: str, table: str) -> list[dict[str, Any]]:
     """A bronze table's rows in ``seq`` order; empty if it does not exist."""
-    try:
-        dt_ = DeltaTable(topic_path(root, topic(table)))
-    except Exception:  # TableNotFoundError: nothing captured yet
-        return []
-    rows = dt_.to_pyarrow_table(columns=["key", "value", "op", "seq", "position", "batch"]).to_pylist()
-    return sorted(rows, key=lambda r: r["seq"])
+    return read_topic(root, topic(table))
 
 
 def offsets(root: str) -> list[dict[str, Any]]:
     """The committed offsets rows of source ``pg`` by batch."""
-    try:
-        dt_ = DeltaTable(offsets_path(root, PREFIX))
-    except Exception:
-        return []
-    return sorted(dt_.to_pyarrow_table().to_pylist(), key=lambda r: r["batch"])
+    return read_offsets(root, PREFIX)
 
 
 def bronze_event(row: dict[str, Any]) -> Event:
@@ -413,17 +413,9 @@ def check_exactly_once(root: str, dsn: str, *, slot: str, oracle_slot: str | Non
 
 
 def _check_table(rows: list[dict[str, Any]], source: dict[int, dict[str, Any]], snapshot_lsn: int) -> list[str]:
-    problems: list[str] = []
-    seqs = [r["seq"] for r in rows]
-    if any(b <= a for a, b in itertools.pairwise(seqs)):
-        problems.append(f"{SEQ_NOT_INCREASING}: {[(a, b) for a, b in itertools.pairwise(seqs) if b <= a][:5]}")
-    elif seqs != list(range(1, len(rows) + 1)):
-        gaps = [(a, b) for a, b in itertools.pairwise([0, *seqs]) if b != a + 1]
-        problems.append(f"{SEQ_GAPS} 1..{len(rows)}: {len(gaps)} gaps (prev, next), e.g. {gaps[:5]}")
-    streamed = Counter((r["position"], r["op"], r["key"]) for r in rows if r["op"] != "r")
-    dupes = [k for k, n in streamed.items() if n > 1]
-    if dupes:
-        problems.append(f"{len(dupes)} duplicated streamed (position, op, key), e.g. {dupes[:3]}")
+    problems = seq_problems(rows)
+    problems += duplicates("streamed (position, op, key)", [(r["position"], r["op"], r["key"]) for r in rows
+                                                            if r["op"] != "r"])
     snap = [r for r in rows if r["op"] == "r"]
     snap_keys = Counter(r["key"] for r in snap)
     if any(n > 1 for n in snap_keys.values()):
@@ -465,17 +457,7 @@ def compare_state(rows: list[dict[str, Any]], source: dict[int, dict[str, Any]])
 
 def compare_events(rows: list[dict[str, Any]], expected: list[Event]) -> list[str]:
     """Bronze's streamed events must be the oracle's, in the same order, each once."""
-    actual = [bronze_event(r) for r in rows if r["op"] != "r"]
-    if actual == expected:
-        return []
-    i = next((k for k, (a, b) in enumerate(zip(actual, expected, strict=False)) if a != b),
-             min(len(actual), len(expected)))
-    surplus = list((Counter(actual) - Counter(expected)).elements())
-    lacking = list((Counter(expected) - Counter(actual)).elements())
-    return [f"streamed events differ from the source's committed changes: bronze {len(actual)}, source "
-            f"{len(expected)}; first difference at #{i}: bronze {actual[i:i + 3]} vs source "
-            f"{expected[i:i + 3]}; {len(surplus)} surplus (duplicates) e.g. {surplus[:3]}, "
-            f"{len(lacking)} missing e.g. {lacking[:3]}"]
+    return event_diff([bronze_event(r) for r in rows if r["op"] != "r"], expected)
 
 
 def slot_confirmed(conn: psycopg.Connection[Any], slot: str) -> int | None:
@@ -521,74 +503,7 @@ def check_slot(conn: psycopg.Connection[Any], slot: str, rows_by_offset: list[di
     return []
 
 
-# -- capture processes ---------------------------------------------------------------------------
-
-
-@dataclass
-class CaptureProcess:
-    """``cdc-lakehouse capture`` in a subprocess, with stdout/stderr in numbered files under ``logs``."""
-
-    config: Path
-    logs: Path
-    runs: int = 0
-    proc: subprocess.Popen[bytes] | None = None
-
-    def start(self, *, until_idle: bool = False) -> CaptureProcess:
-        self.runs += 1
-        args = [sys.executable, "-m", "pipelines.cli", "-v", "capture", "-c", str(self.config)]
-        with self.stdout.open("wb") as out, self.stderr.open("wb") as err:
-            self.proc = subprocess.Popen([*args, "--until-idle"] if until_idle else args, stdout=out, stderr=err)
-        return self
-
-    @property
-    def stdout(self) -> Path:
-        return self.logs / f"capture-{self.runs}.out"
-
-    @property
-    def stderr(self) -> Path:
-        return self.logs / f"capture-{self.runs}.err"
-
-    def wait_output(self, text: str, timeout: float) -> bool:
-        """Wait until stdout contains ``text``; False on timeout or if the process ended first."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if text in self.stdout.read_text(errors="replace"):
-                return True
-            if self.proc is None or self.proc.poll() is not None:
-                return False
-            time.sleep(0.02)
-        return False
-
-    def kill(self) -> int:
-        """SIGKILL the process; returns its exit status (-9 if the kill ended it)."""
-        assert self.proc is not None
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGKILL)
-        return self.proc.wait(30)
-
-    def tail(self) -> str:
-        return f"stdout: {self.stdout.read_text()[-1500:]}\nstderr: {self.stderr.read_text()[-3000:]}"
-
-
-def log_commits(table_dir: str) -> int:
-    """How many commits a Delta table has, from its log directory listing (cheap to poll)."""
-    try:
-        names = os.listdir(os.path.join(table_dir, "_delta_log"))
-    except FileNotFoundError:
-        return 0
-    return sum(1 for n in names if len(n) == 25 and n.endswith(".json") and n[:20].isdigit())
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float, interval: float = 0.05) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(interval)
-    return predicate()
-
-
-# -- deterministic kills inside a child process ----------------------------------------------------
+# -- deterministic kills inside a child process (`tests.support.capture_process.traced_capture`) ----
 
 
 @dataclass(frozen=True)
@@ -618,56 +533,8 @@ def apply_workload(dsn: str, transactions: tuple[str, ...]) -> None:
 
 
 def child_capture(pipeline_text: str, plan: KillPlan) -> None:
-    """Child-process entry: ``run_capture(until_idle=True)`` with the kill points of ``plan``.
-
-    Table commits of a batch are made serial (one writer thread) so the Nth write is the same
-    table in every run. Nothing in the package is changed; only this process is patched.
-    """
-    from concurrent.futures import ThreadPoolExecutor
-
-    import bronze.writer as writer_mod
-    from cdc_sources.postgres.session import PostgresCaptureSession
-    from cdc_sources.postgres.stream import PostgresStreamReader
-    from pipelines.capture import run_capture
-    from pipelines.config import parse_pipeline
-
-    fd = os.open(plan.trace, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    counts = {"write": 0, "ack": 0}
-
-    def note(kind: str, text: str = "", kill_at: int = 0) -> None:
-        counts[kind] = counts.get(kind, 0) + 1
-        os.write(fd, f"{kind} {counts[kind]} {text}\n".encode())
-        if counts[kind] == kill_at:
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    real_write = writer_mod.write_deltalake  # type: ignore[attr-defined]
-    real_ack, real_stream = PostgresStreamReader.acknowledge, PostgresCaptureSession.stream
-
-    def write(target: Any, *args: Any, **kwargs: Any) -> None:
-        real_write(target, *args, **kwargs)
-        path = target if isinstance(target, str) else str(target.table_uri)
-        note("write", path.rstrip("/").rsplit("/bronze/", maxsplit=1)[-1], plan.after_write)
-
-    def ack(self: PostgresStreamReader, lsn: int) -> None:
-        real_ack(self, lsn)
-        note("ack", str(lsn), plan.after_ack)
-
-    def stream(self: PostgresCaptureSession, *, until_idle: bool) -> Iterator[Any]:
-        apply_workload(plan.dsn, plan.workload)
-        note("stream")
-        yield from real_stream(self, until_idle=until_idle)
-
-    writer_mod.ThreadPoolExecutor = lambda _n=1: ThreadPoolExecutor(1)  # type: ignore[attr-defined,assignment]
-    writer_mod.write_deltalake = write  # type: ignore[attr-defined,assignment]
-    PostgresStreamReader.acknowledge = ack  # type: ignore[method-assign]
-    PostgresCaptureSession.stream = stream  # type: ignore[method-assign]
-    run_capture(parse_pipeline(pipeline_text, env={}), until_idle=True)
-
-
-def read_trace(path: str) -> list[tuple[str, int, str]]:
-    """The ``(kind, n, detail)`` lines a child wrote; see `KillPlan`."""
-    out = []
-    for line in Path(path).read_text().splitlines():
-        kind, n, *rest = line.split(" ", 2)
-        out.append((kind, int(n), rest[0] if rest else ""))
-    return out
+    """Child-process entry: ``run_capture(until_idle=True)`` with the kill points of ``plan``."""
+    traced_capture(pipeline_text, TracePlan(
+        plan.trace, ack="cdc_sources.postgres.stream:PostgresStreamReader.acknowledge",
+        stream="cdc_sources.postgres.session:PostgresCaptureSession.stream", after_write=plan.after_write,
+        after_ack=plan.after_ack, before_stream=functools.partial(apply_workload, plan.dsn, plan.workload)))

@@ -51,6 +51,8 @@ from tests.pipelines.exactly_once_support import (
     topic,
     wait_until,
 )
+from tests.support.capture_process import KillPoint
+from tests.support.capture_process import kill_points as _kill_points
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 
@@ -167,16 +169,6 @@ TARGETED_WORKLOAD = (
 transaction larger than a batch (``commit_max_records: 4``), c/u/d of one row in one transaction."""
 
 
-@dataclass
-class KillPoint:
-    """One place to kill at: the Nth bronze write or slot acknowledgement, and what it is."""
-
-    kind: str  # "write" or "ack"
-    n: int
-    phase: str  # "snapshot" or "stream"
-    what: str
-
-
 class KillHarness:
     """Runs the targeted workload in fresh databases (copies of a template) and child captures."""
 
@@ -245,28 +237,6 @@ def _drop_database(server: LocalPostgres, name: str) -> None:
 def _slot_inactive(conn: psycopg.Connection[Any], slot: str) -> bool:
     row = conn.execute("SELECT active_pid FROM pg_replication_slots WHERE slot_name = %s", (slot,)).fetchone()
     return row is None or row[0] is None
-
-
-def _kill_points(trace: list[tuple[str, int, str]]) -> list[KillPoint]:
-    """Name every write and acknowledgement of an uninterrupted run by its protocol position."""
-    points, phase = [], "snapshot"
-    for i, (kind, n, detail) in enumerate(trace):
-        if kind == "stream":
-            phase = "stream"
-        elif kind == "ack":
-            points.append(KillPoint("ack", n, phase, "slot acknowledged, before the next batch"))
-        else:
-            following = next((d for k, _, d in trace[i + 1:] if k == "write"), "")
-            if detail.endswith("/offsets"):
-                what = "offsets committed, before the slot acknowledgement (if any) and the next batch"
-            elif detail.endswith("/schemas"):
-                what = "schema history committed, before the data"
-            elif following.endswith("/offsets"):
-                what = f"all data committed ({detail}), before the offsets"
-            else:
-                what = f"{detail} committed, before the batch's next table {following}"
-            points.append(KillPoint("write", n, phase, what))
-    return points
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,340 @@
+"""Exactly-once into bronze for MariaDB when the capture process is SIGKILLed or the server restarts.
+
+Every test ends with `tests.support.mariadb_checks.check_exactly_once`: per table, bronze's
+``seq`` is 1..N, no streamed event is stored twice, the snapshot rows come from one completed
+snapshot only, replaying bronze gives ``SELECT *`` of the source, the streamed events equal (in
+order) what an independent binlog reader derives from the binlog after the snapshot position;
+the schema change topic and the private schema history hold each DDL record once (the
+snapshot's from the completed snapshot only), and the history replays to the tables' current
+structure.
+
+1. Random SIGKILLs of a CLI capture: three during a 150k-row snapshot, fourteen while a
+   background workload streams (multi-row inserts, updates, deletes, key changes, multi-table
+   transactions, a 20k-row ``INSERT ... SELECT`` committed to bronze in many batches, two
+   ``ADD COLUMN`` followed by rows using them).
+2. A SIGKILL at every bronze commit and source acknowledgement of a small workload (a traced
+   child capture kills itself there), then a normal restart; the snapshot's many batches repeat
+   a few steps, so one snapshot point per kind of step is killed.
+3. The server restarts (clean and SIGKILL) under a running capture, which must retry by itself.
+"""
+
+from __future__ import annotations
+
+import functools
+import multiprocessing
+import random
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipelines.capture import run_capture
+from pipelines.config import parse_pipeline
+from pipelines.local_mariadb import LocalMariaDB
+from tests.support.bronze_rows import read_offsets, read_topic
+from tests.support.capture_process import (
+    CaptureProcess,
+    KillPoint,
+    TracePlan,
+    kill_points,
+    read_trace,
+    traced_capture,
+    wait_until,
+)
+from tests.support.mariadb_checks import check_exactly_once
+from tests.support.mariadb_pipeline import SOURCE, mariadb_pipeline_text
+from tests.support.mariadb_workload import TABLES, Workload, apply_transactions, connect, create_schema
+
+pytestmark = [pytest.mark.integration, pytest.mark.mariadb]
+
+SEED = 20_261_122
+
+
+def _topic(args: dict[str, Any], table: str) -> str:
+    return f"{SOURCE}.{args['database']}.{table}"
+
+
+def _snapshot_completed(root: str) -> bool:
+    rows = read_offsets(root, SOURCE)
+    return bool(rows) and rows[-1]["snapshot_completed"]
+
+
+# -- 1. SIGKILL at random moments while a workload writes ------------------------------------------
+
+
+def _big_committed_since(root: str, topic: str, batch: int) -> bool:
+    """Whether a batch after ``batch`` committed rows of the big table, offset included."""
+    return any(r["batch"] > batch and topic in r["topics"] for r in read_offsets(root, SOURCE))
+
+
+def _kill_mid_snapshot(capture: CaptureProcess, root: str, big_topic: str, delay: float | None) -> None:
+    """Start capture and SIGKILL it ``delay`` seconds after it planned, or (None) once this
+    attempt has committed rows of the big table; the snapshot must not have completed."""
+    last = read_offsets(root, SOURCE)
+    batch = last[-1]["batch"] if last else 0
+    capture.start()
+    assert capture.wait_output("plan:", 60), f"capture did not start:\n{capture.tail()}"
+    if delay is None:
+        assert wait_until(lambda: _big_committed_since(root, big_topic, batch), 60, 0.05), capture.tail()
+    else:
+        time.sleep(delay)
+    status = capture.kill()
+    assert status == -9, f"capture ended by itself during the snapshot ({status}):\n{capture.tail()}"
+    assert not _snapshot_completed(root), "the snapshot completed before the kill: make the big table bigger"
+
+
+@pytest.mark.slow
+def test_random_sigkills_during_snapshot_and_streaming_leave_bronze_exactly_once(mariadb_db, tmp_path):
+    root = str(tmp_path / "lake")
+    sizes = {"accounts": 300, "big": 150_000, "orders": 300}
+    create_schema(mariadb_db, **sizes, pad=200)
+    config = tmp_path / "pipeline.yaml"
+    config.write_text(mariadb_pipeline_text(root, mariadb_db, server_id=5601,
+                                            capture={"commit_interval_ms": 50, "commit_max_records": 500}))
+    rng = random.Random(SEED)
+    capture = CaptureProcess(config, tmp_path)
+    workload = Workload(mariadb_db, SEED, sizes, large_rows=20_000).start()
+    kills = 0
+    try:
+        for delay in (None, rng.uniform(0.0, 1.0), None):
+            _kill_mid_snapshot(capture, root, _topic(mariadb_db, "big"), delay)
+            kills += 1
+        capture.start()
+        assert wait_until(lambda: capture.running and _snapshot_completed(root), 120, 0.2), capture.tail()
+        for i in range(14):
+            if i == 2:
+                workload.request_large()
+            if i in (5, 9):
+                workload.request_ddl()
+            if not capture.running:
+                capture.start()
+                assert capture.wait_output("plan:", 60), f"capture did not start:\n{capture.tail()}"
+            time.sleep(rng.uniform(0.0, 1.2))
+            status = capture.kill()
+            assert status == -9, f"capture ended by itself ({status}):\n{capture.tail()}"
+            kills += 1
+    finally:
+        workload.stop()
+        if capture.proc is not None:
+            capture.kill()
+    assert workload.committed > 300 and workload.ddl_done == 2 and workload.failed == 0, workload
+    final = capture.start(until_idle=True)
+    assert final.proc is not None and final.proc.wait(300) == 0, final.tail()
+    assert "0 snapshot rows" in final.stdout.read_text(), final.tail()
+    problems = check_exactly_once(root, mariadb_db, source=SOURCE, tables=TABLES)
+    assert not problems, f"after {kills} SIGKILLs (3 mid-snapshot):\n" + "\n".join(problems)
+
+
+# -- 2. SIGKILL at every protocol point of a small workload ----------------------------------------
+
+TARGETED_SIZES = {"accounts": 3, "big": 6, "orders": 2}
+TARGETED_WORKLOAD: tuple[tuple[str, ...], ...] = (
+    ("INSERT INTO orders (id, account_id, qty, status) VALUES (10, 1, 1, 'a'), (11, 2, 2, 'b')",
+     "UPDATE accounts SET balance = 7 WHERE id = 1"),
+    ("UPDATE big SET name = 'renamed' WHERE id = 2", "DELETE FROM big WHERE id = 3"),
+    ("UPDATE accounts SET id = 102 WHERE id = 2",),
+    ("INSERT INTO orders (id, account_id, qty, status) SELECT seq, 3, seq, 'bulk' FROM seq_100_to_799",),
+    ("ALTER TABLE orders ADD COLUMN extra INT",),
+    ("INSERT INTO orders VALUES (20, 1, 1, 'x', 5)", "UPDATE orders SET qty = 2, extra = 6 WHERE id = 20",
+     "DELETE FROM orders WHERE id = 20"),
+    ("UPDATE orders SET extra = id WHERE id >= 100", "UPDATE big SET id = 104 WHERE id = 4"),
+    ("DELETE FROM orders WHERE id = 1", "UPDATE big SET grp = 7 WHERE id = 5",
+     "INSERT INTO accounts VALUES (4, 1, 'z')"),
+)
+"""One transaction per item: multi-table, key changes, DDL then rows using the new column, c/u/d
+of one row, and two transactions of 700 rows (several row events each): the stream hands rows
+over in runs of up to 512, so bronze commits (``commit_max_records: 4``) fall inside them."""
+
+ACKNOWLEDGED = "offsets acknowledged to the session, a no-op for MariaDB, before the next batch"
+
+
+class KillHarness:
+    """Runs the targeted workload in fresh databases and traced child captures."""
+
+    def __init__(self, server: LocalMariaDB, workdir: Path) -> None:
+        self.server, self.workdir, self.runs = server, workdir, 0
+        self.ctx = multiprocessing.get_context("forkserver")
+        self.ctx.set_forkserver_preload(["tests.support.capture_process", "pipelines.capture",
+                                         "cdc_sources.mysql.session", "pandas"])
+
+    def run(self, kind: str = "", n: int = 0) -> tuple[int | None, list[tuple[str, int, str]], list[str]]:
+        """One scenario: a child capture killed at the ``n``-th ``kind`` point (none: not killed),
+        then a normal run; returns the child's exit code, its trace and the problems found."""
+        self.runs += 1
+        args = self._fresh_db()
+        try:
+            root = str(self.workdir / str(args["database"]))
+            text = mariadb_pipeline_text(root, args, server_id=5701,
+                                         capture={"commit_interval_ms": 600_000, "commit_max_records": 4})
+            trace = str(self.workdir / f"{args['database']}.trace")
+            plan = TracePlan(trace, ack="cdc_sources.mysql.session:MySqlCaptureSession.acknowledge",
+                             stream="cdc_sources.mysql.session:MySqlCaptureSession.stream",
+                             after_write=n if kind == "write" else 0, after_ack=n if kind == "ack" else 0,
+                             before_stream=functools.partial(apply_transactions, args, TARGETED_WORKLOAD))
+            child = self.ctx.Process(target=traced_capture, args=(text, plan))
+            child.start()
+            child.join(120)
+            if child.is_alive():
+                child.kill()
+                child.join()
+                raise AssertionError(f"the child capture killed at {kind} {n} hung: see {trace}")
+            run_capture(parse_pipeline(text, env={}), until_idle=True)
+            if not self._applied(args):  # killed during the snapshot: stream the workload after the restart
+                apply_transactions(args, TARGETED_WORKLOAD)
+                run_capture(parse_pipeline(text, env={}), until_idle=True)
+            problems = check_exactly_once(root, args, source=SOURCE, tables=TABLES)
+            return child.exitcode, read_trace(trace), problems
+        finally:
+            self._drop(args)
+
+    def _fresh_db(self) -> dict[str, Any]:
+        name = f"eo_k{self.runs}"
+        conn = connect(self.server.connect_args())
+        try:
+            with conn.cursor() as cur:
+                cur.execute(f"DROP DATABASE IF EXISTS {name}")
+                cur.execute(f"CREATE DATABASE {name}")
+        finally:
+            conn.close()
+        args = self.server.connect_args(name)
+        create_schema(args, **TARGETED_SIZES)
+        return args
+
+    @staticmethod
+    def _applied(args: dict[str, Any]) -> bool:
+        conn = connect(args)
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SELECT 1 FROM accounts WHERE id = 4")
+                return cur.fetchone() is not None
+        finally:
+            conn.close()
+
+    def _drop(self, args: dict[str, Any]) -> None:
+        conn = connect(self.server.connect_args())
+        try:
+            with conn.cursor() as cur:
+                cur.execute(f"DROP DATABASE IF EXISTS {args['database']}")
+        finally:
+            conn.close()
+
+
+def _role(path: str) -> str:
+    """What a bronze write wrote: ``offsets``, ``schemas``, ``history``, ``schema changes`` or ``data``."""
+    if path.startswith("_cdc/"):
+        return path.rsplit("/", 1)[-1]
+    return "schema changes" if path == SOURCE else "data" if path else "nothing"
+
+
+def _distinct(trace: list[tuple[str, int, str]], points: list[KillPoint]) -> list[KillPoint]:
+    """One snapshot write point per (what was written, what is written next): the snapshot's many
+    batches repeat the same few steps. Every streaming point is kept."""
+    writes = [d for k, _, d in trace if k == "write"]
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for p in points:
+        if p.phase == "snapshot" and p.kind == "write":
+            signature = (_role(writes[p.n - 1]), _role(writes[p.n] if p.n < len(writes) else ""))
+            if signature in seen:
+                continue
+            seen.add(signature)
+        out.append(p)
+    return out
+
+
+@pytest.fixture(scope="module")
+def harness(mariadb_server: LocalMariaDB,
+            tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KillHarness, list[KillPoint]]]:
+    """The harness and the kill points of an uninterrupted run (which must itself be exactly once)."""
+    h = KillHarness(mariadb_server, tmp_path_factory.mktemp("kills"))
+    code, trace, problems = h.run()
+    assert code == 0 and problems == [], (code, problems)
+    points = kill_points(trace, acknowledged=ACKNOWLEDGED)
+    whats = {p.what.split(" (")[0].split(" committed")[0] for p in points}
+    assert {"offsets", "all data", "schema history", ACKNOWLEDGED} <= whats, whats
+    assert any("before the batch's next table" in p.what for p in points), points
+    yield h, _distinct(trace, points)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("phase, kind", [("snapshot", "write"), ("stream", "write"), ("stream", "ack")])
+def test_sigkill_at_every_protocol_point_leaves_bronze_exactly_once(harness, phase, kind):
+    h, points = harness
+    chosen = [p for p in points if p.phase == phase and p.kind == kind]
+    assert len(chosen) >= 3, points
+    failures = []
+    for point in chosen:
+        code, _, problems = h.run(kind, point.n)
+        assert code == -9, f"{kind} {point.n}: the child was not killed there (exit code {code})"
+        failures += [f"killed after {kind} {point.n} [{point.what}]: {p}" for p in problems]
+    assert not failures, f"{len(chosen)} kill points:\n" + "\n".join(failures)
+
+
+# -- 3. the server restarts under a running capture -----------------------------------------------
+
+
+def _marker_captured(root: str, args: dict[str, Any], marker: int, capture: CaptureProcess, context: str) -> None:
+    """Commit a marker row and wait until bronze has it; the capture must stay up meanwhile."""
+    conn = connect(args)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("INSERT INTO accounts VALUES (%s, 0, 'marker')", (marker,))
+    finally:
+        conn.close()
+
+    def captured() -> bool:
+        assert capture.running, f"the capture process died {context}:\n{capture.tail()}"
+        return any(r["key"] == f'{{"id":{marker}}}' for r in read_topic(root, _topic(args, "accounts")))
+
+    assert wait_until(captured, 90, 0.3), f"marker {marker} not in bronze {context}:\n{capture.tail()}"
+
+
+@pytest.mark.slow
+def test_capture_survives_server_restarts_exactly_once(tmp_path):
+    base = Path(tempfile.mkdtemp(prefix="cdc-eo-maria-"))
+    server = LocalMariaDB(base / "data").start()
+    try:
+        _restart_scenario(server, tmp_path)
+    finally:
+        server.stop(kill=True)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _restart_scenario(server: LocalMariaDB, tmp_path: Path) -> None:
+    conn = connect(server.connect_args())
+    with conn.cursor() as cur:
+        cur.execute("CREATE DATABASE shop")
+    conn.close()
+    args, root = server.connect_args("shop"), str(tmp_path / "lake")
+    sizes = {"accounts": 200, "big": 5_000, "orders": 200}
+    create_schema(args, **sizes)
+    config = tmp_path / "pipeline.yaml"
+    config.write_text(mariadb_pipeline_text(root, args, server_id=5801,
+                                            capture={"commit_interval_ms": 50, "commit_max_records": 500}))
+    capture = CaptureProcess(config, tmp_path).start()
+    workload = Workload(args, SEED, sizes, large_rows=3_000).start()
+    try:
+        _marker_captured(root, args, -1, capture, "before any restart")
+        for i, kill in enumerate((False, True, False, True), start=2):
+            if i == 3:
+                workload.request_large()
+            time.sleep(1.0)
+            server.restart(kill=kill)
+            _marker_captured(root, args, -i, capture, f"after restart {i - 1} ({'SIGKILL' if kill else 'clean'})")
+        workload.stop()
+        _marker_captured(root, args, -100, capture, "after the workload stopped")
+    finally:
+        workload.stop()
+        capture.kill()
+    final = capture.start(until_idle=True)
+    assert final.proc is not None and final.proc.wait(300) == 0, final.tail()
+    problems = check_exactly_once(root, args, source=SOURCE, tables=TABLES)
+    assert problems == [], f"{workload.committed} transactions, {workload.failed} failed:\n" + "\n".join(problems)
+    assert workload.failed > 0, "the workload never saw the server go away"
+    retries = sum(capture.logs.joinpath(f"capture-{r}.err").read_text().count("retrying in")
+                  for r in range(1, capture.runs + 1))
+    assert retries >= 4, f"the capture retried {retries} times for 4 restarts"
