@@ -65,6 +65,12 @@ class LocalMariaDB:
         self.data_dir = Path(self.data_dir)
 
     @property
+    def tmp_dir(self) -> Path:
+        """The server's own temporary directory: bootstraps running side by side in one ``/tmp``
+        collide on their ``#sql-temptable`` files."""
+        return self.data_dir.with_name(self.data_dir.name + "-tmp")
+
+    @property
     def socket_path(self) -> Path:
         return self.data_dir / "mysqld.sock"
 
@@ -76,9 +82,10 @@ class LocalMariaDB:
         if installer is None:
             raise LocalMariaDBError("mariadb-install-db was not found; install the mariadb-server package")
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.tmp_dir.mkdir(parents=True, exist_ok=True)
         out = subprocess.run(
-            [installer, "--no-defaults", f"--datadir={self.data_dir}", "--user=root", "--auth-root-authentication-method=normal",
-             "--skip-test-db", "--skip-name-resolve"],
+            [installer, "--no-defaults", f"--datadir={self.data_dir}", f"--tmpdir={self.tmp_dir}", "--user=root",
+             "--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve"],
             capture_output=True, text=True,
         )
         if out.returncode != 0:
@@ -89,7 +96,8 @@ class LocalMariaDB:
         server = shutil.which("mariadbd") or "/usr/sbin/mariadbd"
         merged = {**SERVER_SETTINGS, **self.settings}
         opts = [f"--{k}={v}" for k, v in merged.items() if v is not None]
-        return [server, "--no-defaults", f"--datadir={self.data_dir}", f"--port={self.port}",
+        self.tmp_dir.mkdir(parents=True, exist_ok=True)
+        return [server, "--no-defaults", f"--datadir={self.data_dir}", f"--tmpdir={self.tmp_dir}", f"--port={self.port}",
                 "--bind-address=127.0.0.1", f"--socket={self.socket_path}", "--user=root",
                 f"--pid-file={self.data_dir / 'mysqld.pid'}", f"--log-error={self.data_dir / 'error.log'}",
                 *opts]
