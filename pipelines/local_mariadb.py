@@ -97,8 +97,8 @@ class LocalMariaDB:
         merged = {**SERVER_SETTINGS, **self.settings}
         opts = [f"--{k}={v}" for k, v in merged.items() if v is not None]
         self.tmp_dir.mkdir(parents=True, exist_ok=True)
-        return [server, "--no-defaults", f"--datadir={self.data_dir}", f"--tmpdir={self.tmp_dir}", f"--port={self.port}",
-                "--bind-address=127.0.0.1", f"--socket={self.socket_path}", "--user=root",
+        return [server, "--no-defaults", f"--datadir={self.data_dir}", f"--tmpdir={self.tmp_dir}",
+                f"--port={self.port}", "--bind-address=127.0.0.1", f"--socket={self.socket_path}", "--user=root",
                 f"--pid-file={self.data_dir / 'mysqld.pid'}", f"--log-error={self.data_dir / 'error.log'}",
                 *opts]
 
