@@ -11,5 +11,15 @@ them loads only what it needs. The filter and column-option modules:
 - `source_type`: ``column.propagate.source.type`` / ``datatype.propagate.source.type``.
 - `key_columns`: ``message.key.columns``.
 
-Modules here import only `cdc_sources.spi`, each other and the standard library.
+The columnar snapshot modules, shared by the connectors' fast snapshot paths:
+
+- `vector_encoders`: vectorised JSON renderings of SQL text columns (integers, strings,
+  fixed-scale decimals, timestamps, dates).
+- `column_render`: one batch of a column as JSON fragments (encoder, per-value converter,
+  NULL fallback) and the encoders' probe self-check.
+- `snapshot_blocks`: rendered columns joined into `ChangeBlock`s, cut at ``source.snapshot``
+  marker changes.
+
+Modules here import only `cdc_sources.spi`, each other, the standard library and the core
+dependencies (orjson; pyarrow and numpy for the columnar modules).
 """

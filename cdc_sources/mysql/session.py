@@ -31,7 +31,9 @@ from cdc_sources.mysql.model import TableDef, TableId
 from cdc_sources.mysql.offset import MySqlOffset
 from cdc_sources.mysql.offset import binlog_file_number as file_number
 from cdc_sources.mysql.snapshot import SnapshotRowReader, SnapshotTable, snapshot_complete_checkpoint
+from cdc_sources.mysql.snapshot_columnar import MySqlColumnarSnapshotReader
 from cdc_sources.mysql.snapshot_prepare import prepare_snapshot
+from cdc_sources.mysql.snapshot_process import SnapshotWorker
 from cdc_sources.mysql.stream import BinlogResume, EventContext, MySqlStreamReader, StreamSettings
 from cdc_sources.spi import HISTORY_TOPIC, ChangeRecord, HistoryEntry, SnapshotPlan, SourceError, StreamItem
 
@@ -48,7 +50,13 @@ def converter_settings(config: MySqlSourceConfig) -> MySqlConverterSettings:
 
 
 class MySqlCaptureSession:
-    """Implements `cdc_sources.spi.CaptureSession` for MySQL and MariaDB. Not thread-safe."""
+    """Implements `cdc_sources.spi.CaptureSession` for MySQL and MariaDB. Not thread-safe.
+
+    ``columnar_snapshot`` (class attribute): read snapshot tables with a reader process when
+    possible (see `snapshot_columnar`); False always reads them row by row.
+    """
+
+    columnar_snapshot = True
 
     def __init__(self, config: MySqlSourceConfig, stored_offset: Mapping[str, Any] | None,
                  history: Sequence[HistoryEntry]) -> None:
@@ -139,10 +147,18 @@ class MySqlCaptureSession:
         yield from self._snapshot(with_data=True)
 
     def _snapshot(self, *, with_data: bool) -> Iterator[StreamItem]:
-        """The snapshot; without data it only records the current structure (``no_data``, ``recovery``)."""
+        """The snapshot; without data it only records the current structure (``no_data``, ``recovery``).
+
+        With data, a reader process (`SnapshotWorker`) connects before the lock is taken; it joins
+        the read view under the global read lock and reads the tables column by column (see
+        `snapshot`, step 3b).
+        """
         o = self.config.opt
         snap = connection.connect(self.config.connection, autocommit=False, conversions=SNAPSHOT_CONVERSIONS)
+        worker = None
         try:
+            if with_data and self.columnar_snapshot:
+                worker = SnapshotWorker.start(self.config.connection)
             prepared = prepare_snapshot(
                 snap, flavor=self.flavor, locking_mode=self.config.locking_mode if with_data else "minimal",
                 lock_timeout_ms=int(o("snapshot.lock.timeout.ms")),
@@ -150,7 +166,13 @@ class MySqlCaptureSession:
                 captures=lambda t: self.policy.captures(t.database, t.table),
                 store_only_captured_tables=bool(o("schema.history.internal.store.only.captured.tables.ddl")),
                 binlog_status_sql=self.server.binlog_status_sql,
-                gtid_position=lambda cur, f, p: connection.gtid_position_at(cur, self.server, f, p))
+                gtid_position=lambda cur, f, p: connection.gtid_position_at(cur, self.server, f, p),
+                reader=worker)
+            if worker is not None and not prepared.joined:
+                log.info("snapshot: no global read lock (snapshot.locking.mode=%s or no RELOAD privilege): tables "
+                         "are read row by row on the snapshot connection", self.config.locking_mode)
+                worker.close()
+                worker = None
             point = prepared.point
             self._snapshot_point = point
             self.model = self._new_model()
@@ -167,14 +189,20 @@ class MySqlCaptureSession:
                 return
             tables = [self._snapshot_table(t) for t in prepared.tables
                       if self.policy.captures(t.database, t.table) and self.policy.snapshots(t.database, t.table)]
-            log.info("snapshot: reading %d tables", len(tables))
-            reader = SnapshotRowReader(snap, lambda: connection.unbuffered_cursor(snap), self.source, point,
-                                       position, int(o("snapshot.fetch.size") or 10_000), self.headers)
+            log.info("snapshot: reading %d tables%s", len(tables), " column by column" if worker else "")
+            fetch_size = int(o("snapshot.fetch.size") or 0)
+            rows = SnapshotRowReader(snap, lambda: connection.unbuffered_cursor(snap), self.source, point,
+                                     position, fetch_size or 10_000, self.headers)
+            # snapshot.fetch.size, when set, also caps the reader process's blocks (rows per block)
+            reader = (MySqlColumnarSnapshotReader(rows, worker, self.settings, block_rows=fetch_size) if fetch_size
+                      else MySqlColumnarSnapshotReader(rows, worker, self.settings))
             yield from reader.read([t for t in tables if t is not None])
             snap.commit()
             if prepared.locked:
                 snap.cursor().execute("UNLOCK TABLES")
         finally:
+            if worker is not None:
+                worker.close()
             snap.close()
         yield snapshot_complete_checkpoint(point)
 

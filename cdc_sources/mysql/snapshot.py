@@ -1,6 +1,7 @@
 """The initial snapshot: a consistent read of every captured table at one binlog position.
 
-Steps (Debezium's, reference §4, §5), on one connection:
+Steps (Debezium's, reference §4, §5), on the snapshot connection (and, from step 3b, a reader
+process's connection that reads the tables column by column, `snapshot_columnar`):
 
 1. ``snapshot.locking.mode`` ``minimal``/``extended``: ``FLUSH TABLES WITH READ LOCK`` (writers
    wait; DDL cannot change the tables while their structure is read). Without ``RELOAD``,
@@ -11,19 +12,25 @@ Steps (Debezium's, reference §4, §5), on one connection:
 3. The binlog position of that read view. On MariaDB ``Binlog_snapshot_file`` /
    ``Binlog_snapshot_position`` are exactly the read view's position, with or without the lock.
    On MySQL, ``SHOW MASTER STATUS`` / ``SHOW BINARY LOG STATUS`` under the lock.
+3b. Under the global read lock only: the reader connection (`snapshot_process`, connected before
+   step 1) opens its own consistent snapshot; no write can commit meanwhile, so its read view
+   is the same (MySQL cannot share one; mydumper's method). Its binlog position is checked
+   against step 3's (MariaDB: its own ``Binlog_snapshot_*``), and the snapshot stops if they
+   differ. Without that lock, or without a reader, step 6 reads on the snapshot connection.
 4. The structure of every table (``SHOW CREATE TABLE``), recorded in the schema history.
 5. ``UNLOCK TABLES`` (``minimal``; ``extended`` keeps the lock until the end).
-6. Each captured table read in full (``SELECT``, unbuffered) as ``op: r`` records, all at the
-   position of step 3, with ``source.snapshot`` = ``first``, ``first_in_data_collection``,
-   ``true``, ``last_in_data_collection``, ``last``.
-7. ``COMMIT``; the final checkpoint is the position of step 3.
+6. Each captured table read in full (``SELECT``, unbuffered; by the reader of step 3b if it
+   joined, else here by `SnapshotRowReader`) as ``op: r`` records, all at the position of
+   step 3, with ``source.snapshot`` = ``first``, ``first_in_data_collection``, ``true``,
+   ``last_in_data_collection``, ``last``.
+7. ``COMMIT`` (the reader rolls back); the final checkpoint is the position of step 3.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,9 +72,27 @@ class SnapshotTable:
     select: str
 
 
+def snapshot_marker(n: int, *, first_in_table: bool, last_in_table: bool, last: bool) -> str:
+    """The ``source.snapshot`` value of the ``n``-th snapshot record (from 1).
+
+    The very first record is ``first`` (even if it is also the last), the very last ``last``; a
+    table's first record is ``first_in_data_collection``, its last ``last_in_data_collection``;
+    every other record ``true``. (A `cdc_sources.common.snapshot_blocks.MarkerRule`.)
+    """
+    if n == 1:
+        return "first"
+    if last:
+        return "last"
+    if first_in_table:
+        return "first_in_data_collection"
+    if last_in_table:
+        return "last_in_data_collection"
+    return "true"
+
+
 @dataclass
 class SnapshotRowReader:
-    """Reads captured tables inside the snapshot transaction and yields ``r`` records.
+    """Reads captured tables row by row inside the snapshot transaction and yields ``r`` records.
 
     Attributes:
         conn: the pymysql connection holding the consistent-snapshot transaction.
@@ -77,6 +102,7 @@ class SnapshotRowReader:
         offset: the offset of every snapshot record (``MySqlOffset.for_snapshot``).
         fetch_size: rows per fetch (``snapshot.fetch.size``).
         headers: context headers of every record.
+        ts_ms: the snapshot's time (``source.ts_ms`` of every record).
     """
 
     conn: Any
@@ -86,51 +112,62 @@ class SnapshotRowReader:
     offset: dict[str, Any]
     fetch_size: int
     headers: dict[str, str] | None = None
+    ts_ms: int = field(default_factory=lambda: time.time_ns() // 1_000_000)
     _sources: dict[tuple[str, str], str] = field(default_factory=dict, init=False)
+
+    @property
+    def order_prefix(self) -> tuple[int, int, int]:
+        """Every snapshot record's order key but its last element (the record's number from 0)."""
+        return (file_number(self.point.file), self.point.pos, 0)
 
     def read(self, tables: Sequence[SnapshotTable]) -> Iterator[StreamItem]:
         """Every row of every table, then nothing else (the session adds the final checkpoint)."""
-        position = dumps(self.offset)
-        prefix = (file_number(self.point.file), self.point.pos, 0)
         n = 0
-        ts_ms = time.time_ns() // 1_000_000
         for t_index, table in enumerate(tables):
             yield table.codec.version
-            rows = 0
-            run: list[ChangeRecord] = []
-            last_table = t_index == len(tables) - 1
-            pending: tuple[Any, ...] | None = None
-            for row in self._rows(table):
-                if pending is not None:
-                    run.append(self._record(table.codec, pending, position, (*prefix, n), ts_ms,
-                                            self._marker(n == 0, rows == 0, False, False)))
-                    n += 1
-                    rows += 1
-                    if len(run) >= RUN_SIZE:
-                        yield run
-                        run = []
-                        yield SnapshotProgress(str(table.id), rows, t_index, len(tables))
-                pending = row
-            if pending is not None:
-                run.append(self._record(table.codec, pending, position, (*prefix, n), ts_ms,
-                                        self._marker(n == 0, rows == 0, True, last_table)))
-                n += 1
-                rows += 1
-            if run:
-                yield run
+            rows = yield from self.read_table(table, t_index=t_index, tables=len(tables), first_index=n)
+            n += rows
             yield SnapshotProgress(str(table.id), rows, t_index + 1, len(tables), table_done=True)
 
+    def read_table(self, table: SnapshotTable, *, t_index: int, tables: int,
+                   first_index: int) -> Generator[StreamItem, None, int]:
+        """One table's records (runs of `RUN_SIZE`) and progress; returns its row count.
+
+        Args:
+            table: the table.
+            t_index: its index among the snapshot's ``tables`` tables.
+            first_index: the snapshot record number (from 0) of its first row.
+        """
+        position = dumps(self.offset)
+        prefix = self.order_prefix
+        n = first_index
+        rows = 0
+        run: list[ChangeRecord] = []
+        last_table = t_index == tables - 1
+        pending: tuple[Any, ...] | None = None
+        for row in self._rows(table):
+            if pending is not None:
+                run.append(self._record(table.codec, pending, position, (*prefix, n),
+                                        self._marker(n, rows == 0, False, False)))
+                n += 1
+                rows += 1
+                if len(run) >= RUN_SIZE:
+                    yield run
+                    run = []
+                    yield SnapshotProgress(str(table.id), rows, t_index, tables)
+            pending = row
+        if pending is not None:
+            run.append(self._record(table.codec, pending, position, (*prefix, n),
+                                    self._marker(n, rows == 0, True, last_table)))
+            rows += 1
+        if run:
+            yield run
+        return rows
+
     @staticmethod
-    def _marker(first: bool, first_in_table: bool, last_in_table: bool, last_table: bool) -> str:
-        if first:
-            return "first"
-        if last_in_table and last_table:
-            return "last"
-        if first_in_table:
-            return "first_in_data_collection"
-        if last_in_table:
-            return "last_in_data_collection"
-        return "true"
+    def _marker(n: int, first_in_table: bool, last_in_table: bool, last_table: bool) -> str:
+        return snapshot_marker(n + 1, first_in_table=first_in_table, last_in_table=last_in_table,
+                               last=last_in_table and last_table)
 
     def _rows(self, table: SnapshotTable) -> Iterator[tuple[Any, ...]]:
         cur = self.cursor_factory()
@@ -144,13 +181,17 @@ class SnapshotRowReader:
         finally:
             cur.close()
 
-    def _record(self, codec: TableCodec, row: tuple[Any, ...], position: str, order: tuple[int, ...], ts_ms: int,
+    def source_block(self, codec: TableCodec, marker: str) -> dict[str, Any]:
+        """The ``source`` block of a table's snapshot records with one marker."""
+        return self.source.block(db=codec.table.id.database, table=codec.table.id.table, ts_ms=self.ts_ms,
+                                 snapshot=marker, server_id=0, gtid=None, file=self.point.file,
+                                 pos=self.point.pos, row=0)
+
+    def _record(self, codec: TableCodec, row: tuple[Any, ...], position: str, order: tuple[int, ...],
                 marker: str) -> ChangeRecord:
         source = self._sources.get((codec.topic, marker))
         if source is None:
-            source = dumps(self.source.block(db=codec.table.id.database, table=codec.table.id.table, ts_ms=ts_ms,
-                                             snapshot=marker, server_id=0, gtid=None, file=self.point.file,
-                                             pos=self.point.pos, row=0))
+            source = dumps(self.source_block(codec, marker))
             self._sources[(codec.topic, marker)] = source
         key = codec.key_tuple(row)
         value = envelope_text("null", dumps(codec.row_tuple(row)), source, "r", "null")

@@ -1,14 +1,16 @@
 """Column-at-a-time rendering of field values as JSON fragments, vectorised where proven equal.
 
 `encoder_for` maps a column (its PostgreSQL type, the converter settings and the field schema the
-converter declares) to one of the `vector_encoders`, only for the cases the property tests prove
+converter declares) to one of the vectorised encoders (`cdc_sources.common.vector_encoders`, and
+`vector_encoders` for PostgreSQL's own layouts), only for the cases the property tests prove
 equal to the per-value converter, and only when the field's converter is that column's plain
 converter (a column transform such as a mask or a hash changes the values: those fields are
 always rendered per value). As a last guard every chosen encoder must reproduce the converter
 on a set of probe values, else the column is rendered per value.
 
 `render_column` then renders one batch of a column: the encoder's fragments, the rows it
-declined rendered by ``FieldCodec.convert``, and NULL as the field's ``fallback``.
+declined rendered by ``FieldCodec.convert``, and NULL as the field's ``fallback``
+(`cdc_sources.common.column_render`).
 """
 
 from __future__ import annotations
@@ -17,11 +19,10 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import orjson
-import pyarrow as pa
-import pyarrow.compute as pc
-
+from cdc_sources.common import column_render as common_render
 from cdc_sources.common import kschema as ks
+from cdc_sources.common import vector_encoders as cve
+from cdc_sources.common.vector_encoders import VectorEncoder
 from cdc_sources.postgres import vector_encoders as ve
 from cdc_sources.postgres.converters import ConverterSettings, converter_for
 from cdc_sources.postgres.converters.bits import parse_bool
@@ -62,16 +63,8 @@ def _decimal_probes(scale: int) -> tuple[str, ...]:
     return tuple(text(w) for w in wholes if len(w.lstrip("-")) + scale <= 18)  # unscaled values in 64 bits
 
 
-def _same_function(a: Callable[[str], Any], b: Callable[[str], Any]) -> bool:
-    """Whether ``a`` is ``b`` or another closure of the same code (same factory, same column)."""
-    if a is b:
-        return True
-    code = getattr(a, "__code__", None)
-    return code is not None and code is getattr(b, "__code__", None)
-
-
 def encoder_for(column: PgColumn, convert: Callable[[str], Any],
-                settings: ConverterSettings) -> ve.VectorEncoder | None:
+                settings: ConverterSettings) -> VectorEncoder | None:
     """The vectorised encoder for a snapshot field of ``column`` rendered by ``convert``, or None.
 
     Args:
@@ -80,15 +73,13 @@ def encoder_for(column: PgColumn, convert: Callable[[str], Any],
         settings: the connector's converter settings.
     """
     plain = converter_for(column, settings, origin="snapshot")
-    if plain is None or not _same_function(convert, plain.convert):
+    if plain is None or not common_render.same_function(convert, plain.convert):
         return None  # transformed (masked, hashed, truncated...) or not this column's converter
     chosen = _choose(column, plain.convert, plain.schema, settings)
     if chosen is None:
         return None
     kind, encoder, probes = chosen
-    wanted = [_dumps(convert(p)) if not _fails(convert, p) else None for p in probes]
-    got = _render_probes(encoder, convert, probes)
-    if got != wanted:
+    if not common_render.agrees_on_probes(encoder, convert, probes):
         log.warning("vectorised %s encoder disagrees with the converter of column %s on probe values; "
                     "rendering it value by value", kind, column.name)
         return None
@@ -96,19 +87,19 @@ def encoder_for(column: PgColumn, convert: Callable[[str], Any],
 
 
 def _choose(column: PgColumn, convert: Callable[[str], Any], schema: dict[str, Any],
-            settings: ConverterSettings) -> tuple[str, ve.VectorEncoder, Sequence[str]] | None:
+            settings: ConverterSettings) -> tuple[str, VectorEncoder, Sequence[str]] | None:
     pg = column_type(column, "snapshot").pg
     oid = pg.oid if pg.schema == "pg_catalog" else None
     name = schema.get("name")
     if convert is identity:
-        return "string", ve.encode_string, PROBES["string"]
+        return "string", cve.encode_string, PROBES["string"]
     if convert is int and oid in _INTEGERS:
-        return "integer", ve.encode_integer, PROBES["integer"]
+        return "integer", cve.encode_integer, PROBES["integer"]
     if convert is parse_bool:
         return "boolean", ve.encode_boolean, PROBES["boolean"]
     if oid == _NUMERIC and name == ks.DECIMAL and settings.decimal_handling_mode == "precise":
         scale = int(schema["parameters"]["scale"])
-        return "decimal", ve.decimal_encoder(scale), _decimal_probes(scale)
+        return "decimal", cve.decimal_encoder(scale), _decimal_probes(scale)
     if oid == _NUMERIC and schema["type"] == "string" and settings.decimal_handling_mode == "string":
         return "decimal_string", ve.encode_decimal_string, PROBES["decimal_string"]
     if oid == _TIMESTAMPTZ and name == _TIME + "ZonedTimestamp":
@@ -116,59 +107,17 @@ def _choose(column: PgColumn, convert: Callable[[str], Any], schema: dict[str, A
         return "timestamptz", ve.zoned_timestamp_encoder(max(width, 0)), PROBES["timestamptz"]
     if oid == _TIMESTAMP and (name == _TIME + "MicroTimestamp" or name in _MILLIS):
         divisor = 1 if name == _TIME + "MicroTimestamp" else 1000
-        return "timestamp", ve.timestamp_encoder(divisor), PROBES["timestamp"]
+        return "timestamp", cve.timestamp_encoder(divisor), PROBES["timestamp"]
     if oid == _DATE and name in _DAYS:
-        return "date", ve.encode_date, PROBES["date"]
+        return "date", cve.encode_date, PROBES["date"]
     return None
 
 
-def _dumps(value: Any) -> str:
-    return orjson.dumps(value).decode()
-
-
-def _fails(convert: Callable[[str], Any], text: str) -> bool:
-    try:
-        convert(text)
-    except Exception:  # a probe the converter rejects must be redone, not encoded
-        return True
-    return False
-
-
-def _render_probes(encoder: ve.VectorEncoder, convert: Callable[[str], Any], probes: Sequence[str]) -> list[str | None]:
-    texts = pa.array(list(probes), pa.string())
-    try:
-        fragments, redo = encoder(texts)
-    except pa.ArrowInvalid:
-        return [None]
-    out: list[str | None] = fragments.to_pylist()
-    flags = [False] * len(probes) if redo is None else redo.to_pylist()
-    for i, flag in enumerate(flags):
-        if flag:
-            out[i] = None if _fails(convert, probes[i]) else _dumps(convert(probes[i]))
-    return out
-
-
-def render_column(texts: Any, field: FieldCodec, encoder: ve.VectorEncoder | None) -> Any:
+def render_column(texts: Any, field: FieldCodec, encoder: VectorEncoder | None) -> Any:
     """The JSON text of ``field`` for every row of ``texts`` (a pyarrow string array), no nulls.
 
     Byte for byte ``dumps(field.convert(text))``, and ``dumps(field.fallback)`` for NULL, as
-    ``TableCodec.row`` renders them. Raises what the converter raises on a value it rejects.
+    ``TableCodec.row`` renders them (`cdc_sources.common.column_render.render_column`). Raises
+    what the converter raises on a value it rejects.
     """
-    fragments, redo = None, None
-    if encoder is not None:
-        try:
-            fragments, redo = encoder(texts)
-        except pa.ArrowInvalid:
-            fragments = None
-    if fragments is None:
-        fragments = pa.nulls(len(texts), pa.string())
-        redo = texts.is_valid()
-    elif redo is not None and texts.null_count:
-        redo = pc.and_(redo, texts.is_valid())
-    if redo is not None and pc.any(redo).as_py():
-        convert = field.convert
-        redone = [_dumps(convert(t)) for t in texts.filter(redo).to_pylist()]
-        fragments = pc.replace_with_mask(fragments, redo, pa.array(redone, pa.string()))
-    if texts.null_count:
-        fragments = pc.if_else(texts.is_valid(), fragments, pa.scalar(_dumps(field.fallback), pa.string()))
-    return fragments
+    return common_render.render_column(texts, field.convert, field.fallback, encoder)

@@ -94,7 +94,8 @@ def test_random_sigkills_during_snapshot_and_streaming_leave_bronze_exactly_once
     create_schema(mariadb_db, **sizes, pad=200)
     config = tmp_path / "pipeline.yaml"
     config.write_text(mariadb_pipeline_text(root, mariadb_db, server_id=5601,
-                                            capture={"commit_interval_ms": 50, "commit_max_records": 500}))
+                                            capture={"commit_interval_ms": 50, "commit_max_records": 500},
+                                            **{"snapshot.fetch.size": "2000"}))  # many snapshot commits
     rng = random.Random(SEED)
     capture = CaptureProcess(config, tmp_path)
     workload = Workload(mariadb_db, SEED, sizes, large_rows=20_000).start()
