@@ -9,6 +9,7 @@ writes ``type``, the nested schemas, ``optional``, ``name``, ``version``, ``doc`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final
 
 Schema = dict[str, Any]
@@ -86,4 +87,15 @@ def complete(core: Schema, *, optional: bool, default: Any = NO_DEFAULT, field: 
         out["default"] = default
     if field is not None:
         out["field"] = field
+    return out
+
+
+def with_parameters(schema: dict[str, Any], params: Mapping[str, str]) -> dict[str, Any]:
+    """A field schema with extra parameters (masks, source-type propagation), keeping
+    JsonConverter's key order (``field`` last)."""
+    if not params:
+        return schema
+    out = {k: v for k, v in schema.items() if k != "field"}
+    out["parameters"] = {**schema.get("parameters", {}), **params}
+    out["field"] = schema["field"]
     return out

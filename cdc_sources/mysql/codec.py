@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from cdc_sources.common.envelope import envelope_schema_version
+from cdc_sources.common.kschema import with_parameters
 from cdc_sources.mysql.converters import ColumnConverter, MySqlConverterSettings, converter_for
 from cdc_sources.mysql.envelope import source_schema
 from cdc_sources.mysql.model import ColumnDef, TableDef
@@ -138,22 +139,12 @@ def build_codec(*, prefix: str, connector: str, table: TableDef, settings: MySql
         if policy.includes(db, name, column.name):
             transform, extra = policy.transform(db, name, column)
             fields.append(_field(column, index, conv, transform))
-            field_schemas.append(_with_parameters(conv.schema, extra))
+            field_schemas.append(with_parameters(conv.schema, extra))
     keys.sort(key=lambda k: k[0])
     version = envelope_schema_version(
         topic=topic, table=f"{db}.{name}", fields=field_schemas, key_fields=[k[2] for k in keys],
         key_names=tuple(k[1].name for k in keys), source_schema=source_schema(connector))
     return TableCodec(topic, table, tuple(fields), tuple(k[1] for k in keys), version)
-
-
-def _with_parameters(schema: dict[str, Any], params: Mapping[str, str]) -> dict[str, Any]:
-    """A field schema with extra parameters, keeping Debezium's key order (``field`` last)."""
-    if not params:
-        return schema
-    out = {k: v for k, v in schema.items() if k != "field"}
-    out["parameters"] = {**schema.get("parameters", {}), **params}
-    out["field"] = schema["field"]
-    return out
 
 
 def _fallback(conv: ColumnConverter) -> Any:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from cdc_sources.common.envelope import envelope_schema_version
+from cdc_sources.common.kschema import with_parameters
 from cdc_sources.postgres.converters import ColumnConverter, ConverterSettings, converter_for
 from cdc_sources.postgres.pgoutput import UNCHANGED_TOAST
 from cdc_sources.postgres.render import KeyRenderer, RowRenderer, compile_key_renderer, compile_row_renderer
@@ -173,7 +174,7 @@ def build_codec(
         if policy.includes(schema, table, column.name):
             transform, extra = policy.transform(schema, table, column)
             fields.append(_field(column, index, conv, transform))
-            field_schemas.append(_with_parameters(conv.schema, extra))
+            field_schemas.append(with_parameters(conv.schema, extra))
     key_order = {n: i for i, n in enumerate(key_names)}
     pairs = sorted(zip(key_fields, key_schemas, strict=True), key=lambda p: key_order.get(p[0].name, 0))
     key_fields = [p[0] for p in pairs]
@@ -181,16 +182,6 @@ def build_codec(
     version = _schema_version(prefix, topic, schema, table, field_schemas, key_schemas, tuple(key_names))
     return TableCodec(topic, schema, table, tuple(columns), tuple(fields), tuple(key_fields), version,
                       compile_row_renderer(fields), compile_key_renderer(key_fields))
-
-
-def _with_parameters(schema: dict[str, Any], params: Mapping[str, str]) -> dict[str, Any]:
-    """A field schema with extra parameters, keeping Debezium's key order (``field`` last)."""
-    if not params:
-        return schema
-    out = {k: v for k, v in schema.items() if k != "field"}
-    out["parameters"] = {**schema.get("parameters", {}), **params}
-    out["field"] = schema["field"]
-    return out
 
 
 def _fallback(conv: ColumnConverter) -> Any:
