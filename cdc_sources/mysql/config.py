@@ -283,10 +283,6 @@ def _explain(problem: ConfigProblem, opath: str, raw: Mapping[str, str]) -> Conf
     name = problem.path.removeprefix(f"{opath}.")
     if name in REMOVED_OPTIONS and problem.message.startswith("unknown option"):
         return ConfigProblem(problem.path, f"unknown option {name!r}: {REMOVED_OPTIONS[name]}", problem.line)
-    if name == "snapshot.mode" and raw.get(name, "").strip().lower() == "never":
-        return ConfigProblem(problem.path, (
-            "'never' was removed in Debezium 3.0 (it read the binlog from its start without any snapshot); "
-            "use no_data (schema snapshot, then changes from now) or initial"), problem.line)
     if name == "time.precision.mode" and raw.get(name, "").strip().lower() == "adaptive":
         return ConfigProblem(problem.path, (
             "'adaptive' is no longer supported by Debezium's MySQL connector; use adaptive_time_microseconds "
@@ -326,7 +322,11 @@ def _check_modes(parsed: ParsedOptions, opath: str, problems: list[ConfigProblem
                 f"'custom' plugs in a Java class ({custom_name}), which this connector cannot load; "
                 "choose one of the built-in values")))
     mode_text = raw.get("snapshot.mode", "").strip().lower()
-    if mode_text in SNAPSHOT_MODE_ALIASES:
+    if mode_text == "never":
+        warnings.append("snapshot.mode=never was removed in Debezium 3.0 (it read the binlog from its start "
+                        "without recording table structures); it is read as no_data: the current structures are "
+                        "recorded and changes are streamed from now on")
+    elif mode_text in SNAPSHOT_MODE_ALIASES:
         warnings.append(f"snapshot.mode={mode_text} was removed in Debezium 3.0; "
                         f"it is read as {SNAPSHOT_MODE_ALIASES[mode_text]}")
     for option in ("event.processing.failure.handling.mode", "event.deserialization.failure.handling.mode",

@@ -53,8 +53,12 @@ SNAPSHOT_MODES = ("initial", "initial_only", "when_needed", "no_data", "recovery
                   "configuration_based", "custom")
 """Debezium 3.6.3's ``snapshot.mode`` values (``custom`` is reported as unsupported by the config)."""
 
-SNAPSHOT_MODE_ALIASES = MappingProxyType({"schema_only": "no_data", "schema_only_recovery": "recovery"})
-"""Debezium 2.x names, removed in 3.x, accepted here for their 3.x replacements (with a warning)."""
+SNAPSHOT_MODE_ALIASES = MappingProxyType({"schema_only": "no_data", "schema_only_recovery": "recovery",
+                                          "never": "no_data"})
+"""Debezium 2.x names, removed in 3.x, accepted here for their 3.x replacements (with a warning).
+``never`` read the binlog from its start without recording any structure, which cannot decode
+tables whose DDL is no longer in the binlog; it is read as ``no_data`` (structure recorded, then
+changes from now), as the PostgreSQL connector reads it."""
 
 LOCKING_MODES: dict[Flavor, tuple[str, ...]] = {
     "mysql": ("minimal", "extended", "none", "minimal_percona", "minimal_percona_no_table_locks", "custom"),
