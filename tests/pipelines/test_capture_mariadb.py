@@ -221,3 +221,18 @@ def test_filters_masks_query_and_heartbeats(mariadb_db, tmp_path):
     beats = values(rows(root, "__debezium-heartbeat.my"))
     assert beats and set(beats[0]) == {"ts_ms"}
     assert orjson.loads(rows(root, "__debezium-heartbeat.my")[0]["key"]) == {"serverName": "my"}
+
+
+@pytest.mark.parametrize("mode", ["no_data", "never"])
+def test_no_data_records_the_structure_then_streams_from_now(mariadb_db, tmp_path, mode):
+    root, name = str(tmp_path / "lake"), mariadb_db["database"]
+    execute(mariadb_db, "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10))", "INSERT INTO t VALUES (1, 'old')")
+    cfg = pipeline(root, mariadb_db, **{"snapshot.mode": mode})
+    first = run_capture(cfg, until_idle=True)["my"]
+    assert f"my.{name}.t" not in first.per_topic
+    execute(mariadb_db, "INSERT INTO t VALUES (2, 'new')")
+    run_capture(cfg, until_idle=True)
+    data = [v for v in values(rows(root, f"my.{name}.t")) if v]
+    assert [(v["op"], v["after"]) for v in data] == [("c", {"id": 2, "v": "new"})]
+    history = DeltaTable(history_path(root, "my")).to_pyarrow_table().to_pylist()
+    assert any("CREATE TABLE `t`" in orjson.loads(h["value"])["ddl"] for h in history)
