@@ -8,47 +8,84 @@ back to the JDBC type the DDL parser assigned.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Final
 
-BIT: Final = -7
-TINYINT: Final = -6
-SMALLINT: Final = 5
-INTEGER: Final = 4
-BIGINT: Final = -5
-FLOAT: Final = 6
-REAL: Final = 7
-DOUBLE: Final = 8
-NUMERIC: Final = 2
-DECIMAL: Final = 3
-CHAR: Final = 1
-VARCHAR: Final = 12
-LONGVARCHAR: Final = -1
-DATE: Final = 91
-TIME: Final = 92
-TIMESTAMP: Final = 93
-BINARY: Final = -2
-VARBINARY: Final = -3
-LONGVARBINARY: Final = -4
-NULL: Final = 0
-OTHER: Final = 1111
-BLOB: Final = 2004
-CLOB: Final = 2005
-BOOLEAN: Final = 16
-NCHAR: Final = -15
-NVARCHAR: Final = -9
-LONGNVARCHAR: Final = -16
-NCLOB: Final = 2011
-DATALINK: Final = 70
-SQLXML: Final = 2009
-ROWID: Final = -8
-TIME_WITH_TIMEZONE: Final = 2013
-TIMESTAMP_WITH_TIMEZONE: Final = 2014
+from cdc_sources.mysql.jdbc import (
+    BIGINT,
+    BINARY,
+    BINARY_TYPES,
+    BIT,
+    BLOB,
+    BOOLEAN,
+    CHAR,
+    CHARACTER_TYPES,
+    CLOB,
+    DATALINK,
+    DATE,
+    DECIMAL,
+    DOUBLE,
+    FLOAT,
+    INTEGER,
+    LONGNVARCHAR,
+    LONGVARBINARY,
+    LONGVARCHAR,
+    NCHAR,
+    NCLOB,
+    NULL,
+    NUMERIC,
+    NVARCHAR,
+    OTHER,
+    REAL,
+    ROWID,
+    SMALLINT,
+    SQLXML,
+    TIME,
+    TIME_WITH_TIMEZONE,
+    TIMESTAMP,
+    TIMESTAMP_WITH_TIMEZONE,
+    TINYINT,
+    VARBINARY,
+    VARCHAR,
+)
 
-CHARACTER_TYPES: Final = frozenset({CHAR, VARCHAR, LONGVARCHAR, CLOB, NCHAR, NVARCHAR, LONGNVARCHAR, NCLOB,
-                                    DATALINK, SQLXML})
-"""JDBC types Debezium decodes with the column's character set."""
-
-BINARY_TYPES: Final = frozenset({BLOB, BINARY, VARBINARY, LONGVARBINARY})
+__all__ = [
+    "BIGINT",
+    "BINARY",
+    "BINARY_TYPES",
+    "BIT",
+    "BLOB",
+    "BOOLEAN",
+    "CHAR",
+    "CHARACTER_TYPES",
+    "CLOB",
+    "DATALINK",
+    "DATE",
+    "DECIMAL",
+    "DOUBLE",
+    "FLOAT",
+    "INTEGER",
+    "LONGNVARCHAR",
+    "LONGVARBINARY",
+    "LONGVARCHAR",
+    "NCHAR",
+    "NCLOB",
+    "NULL",
+    "NUMERIC",
+    "NVARCHAR",
+    "OTHER",
+    "REAL",
+    "ROWID",
+    "SMALLINT",
+    "SQLXML",
+    "TIME",
+    "TIMESTAMP",
+    "TIMESTAMP_WITH_TIMEZONE",
+    "TIME_WITH_TIMEZONE",
+    "TINYINT",
+    "VARBINARY",
+    "VARCHAR",
+    "matches",
+    "matches_any",
+]
 
 
 def matches(type_name: str, name: str) -> bool:

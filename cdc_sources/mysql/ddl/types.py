@@ -32,48 +32,13 @@ from typing import Final
 
 from sqlglot.tokenizer_core import TokenType
 
+from cdc_sources.mysql import jdbc
 from cdc_sources.mysql.ddl.lexer import Cursor
 
-__all__ = ["CHARSET_TYPES", "DataType", "Jdbc", "enum_literal", "enum_member", "parse_data_type", "parse_length"]
+__all__ = ["CHARSET_TYPES", "DataType", "enum_literal", "enum_member", "parse_data_type", "parse_length"]
 
 
-class Jdbc:
-    """The ``java.sql.Types`` codes Debezium assigns to MySQL types."""
-
-    BIT: Final = -7
-    SMALLINT: Final = 5
-    INTEGER: Final = 4
-    BIGINT: Final = -5
-    REAL: Final = 7
-    FLOAT: Final = 6
-    DOUBLE: Final = 8
-    DECIMAL: Final = 3
-    NUMERIC: Final = 2
-    CHAR: Final = 1
-    VARCHAR: Final = 12
-    LONGVARCHAR: Final = -1
-    NCHAR: Final = -15
-    NVARCHAR: Final = -9
-    LONGNVARCHAR: Final = -16
-    BINARY: Final = -2
-    VARBINARY: Final = -3
-    BLOB: Final = 2004
-    CLOB: Final = 2005
-    NCLOB: Final = 2011
-    BOOLEAN: Final = 16
-    DATE: Final = 91
-    TIME: Final = 92
-    TIMESTAMP: Final = 93
-    TIMESTAMP_WITH_TIMEZONE: Final = 2014
-    DATALINK: Final = 70
-    SQLXML: Final = 2009
-    OTHER: Final = 1111
-
-
-CHARSET_TYPES: Final = frozenset({
-    Jdbc.CHAR, Jdbc.VARCHAR, Jdbc.LONGVARCHAR, Jdbc.CLOB, Jdbc.NCHAR, Jdbc.NVARCHAR, Jdbc.LONGNVARCHAR,
-    Jdbc.NCLOB, Jdbc.DATALINK, Jdbc.SQLXML,
-})
+CHARSET_TYPES: Final = jdbc.CHARACTER_TYPES
 """JDBC types whose columns carry a character set (Debezium's ``Column.typeUsesCharset``)."""
 
 _MAX_INT: Final = 2**31 - 1
@@ -109,71 +74,71 @@ class _Kind:
     national: bool = False
 
 
-_INT_KINDS = {"TINYINT": Jdbc.SMALLINT, "INT1": Jdbc.SMALLINT, "SMALLINT": Jdbc.SMALLINT, "INT2": Jdbc.SMALLINT,
-              "MEDIUMINT": Jdbc.INTEGER, "MIDDLEINT": Jdbc.INTEGER, "INT3": Jdbc.INTEGER, "INT": Jdbc.INTEGER,
-              "INTEGER": Jdbc.INTEGER, "INT4": Jdbc.INTEGER, "BIGINT": Jdbc.BIGINT, "INT8": Jdbc.BIGINT}
-_DECIMALS = {"DECIMAL": Jdbc.DECIMAL, "DEC": Jdbc.DECIMAL, "FIXED": Jdbc.DECIMAL, "NUMERIC": Jdbc.NUMERIC}
+_INT_KINDS = {"TINYINT": jdbc.SMALLINT, "INT1": jdbc.SMALLINT, "SMALLINT": jdbc.SMALLINT, "INT2": jdbc.SMALLINT,
+              "MEDIUMINT": jdbc.INTEGER, "MIDDLEINT": jdbc.INTEGER, "INT3": jdbc.INTEGER, "INT": jdbc.INTEGER,
+              "INTEGER": jdbc.INTEGER, "INT4": jdbc.INTEGER, "BIGINT": jdbc.BIGINT, "INT8": jdbc.BIGINT}
+_DECIMALS = {"DECIMAL": jdbc.DECIMAL, "DEC": jdbc.DECIMAL, "FIXED": jdbc.DECIMAL, "NUMERIC": jdbc.NUMERIC}
 _SPATIAL = ("GEOMETRY", "GEOMETRYCOLLECTION", "GEOMCOLLECTION", "POINT", "MULTIPOINT", "LINESTRING",
             "MULTILINESTRING", "POLYGON", "MULTIPOLYGON")
 
 _KINDS: Final[dict[tuple[str, ...], _Kind]] = {
     **{(w,): _Kind(j, _Shape.INTEGER) for w, j in _INT_KINDS.items()},
-    ("REAL",): _Kind(Jdbc.REAL, _Shape.REAL),
-    ("DOUBLE",): _Kind(Jdbc.DOUBLE, _Shape.REAL),
-    ("DOUBLE", "PRECISION"): _Kind(Jdbc.DOUBLE, _Shape.REAL),
-    ("FLOAT8",): _Kind(Jdbc.DOUBLE, _Shape.REAL),
-    ("FLOAT",): _Kind(Jdbc.FLOAT, _Shape.FLOAT),
-    ("FLOAT4",): _Kind(Jdbc.FLOAT, _Shape.FLOAT),
+    ("REAL",): _Kind(jdbc.REAL, _Shape.REAL),
+    ("DOUBLE",): _Kind(jdbc.DOUBLE, _Shape.REAL),
+    ("DOUBLE", "PRECISION"): _Kind(jdbc.DOUBLE, _Shape.REAL),
+    ("FLOAT8",): _Kind(jdbc.DOUBLE, _Shape.REAL),
+    ("FLOAT",): _Kind(jdbc.FLOAT, _Shape.FLOAT),
+    ("FLOAT4",): _Kind(jdbc.FLOAT, _Shape.FLOAT),
     **{(w,): _Kind(j, _Shape.FLOAT, 10, 0) for w, j in _DECIMALS.items()},
-    ("BIT",): _Kind(Jdbc.BIT, _Shape.LENGTH, 1),
-    ("BOOL",): _Kind(Jdbc.BOOLEAN, _Shape.NONE),
-    ("BOOLEAN",): _Kind(Jdbc.BOOLEAN, _Shape.NONE),
-    ("CHAR",): _Kind(Jdbc.CHAR, _Shape.CHAR),
-    ("CHARACTER",): _Kind(Jdbc.CHAR, _Shape.CHAR),
-    ("CHAR", "VARYING"): _Kind(Jdbc.VARCHAR, _Shape.CHAR_REQUIRED),
-    ("CHARACTER", "VARYING"): _Kind(Jdbc.VARCHAR, _Shape.CHAR_REQUIRED),
-    ("VARCHAR",): _Kind(Jdbc.VARCHAR, _Shape.CHAR_REQUIRED),
-    ("VARCHARACTER",): _Kind(Jdbc.VARCHAR, _Shape.CHAR_REQUIRED),
-    ("NCHAR",): _Kind(Jdbc.NCHAR, _Shape.NCHAR, national=True),
-    ("NATIONAL", "CHAR"): _Kind(Jdbc.NCHAR, _Shape.NCHAR, national=True),
-    ("NATIONAL", "CHARACTER"): _Kind(Jdbc.NCHAR, _Shape.NCHAR, national=True),
-    ("NVARCHAR",): _Kind(Jdbc.NVARCHAR, _Shape.NCHAR_REQUIRED, national=True),
-    ("NATIONAL", "VARCHAR"): _Kind(Jdbc.NVARCHAR, _Shape.NCHAR_REQUIRED, national=True),
-    ("NCHAR", "VARCHAR"): _Kind(Jdbc.NVARCHAR, _Shape.NCHAR_REQUIRED, national=True),
-    ("NCHAR", "VARYING"): _Kind(Jdbc.NVARCHAR, _Shape.NCHAR_REQUIRED, national=True),
-    ("NATIONAL", "CHAR", "VARYING"): _Kind(Jdbc.NVARCHAR, _Shape.NCHAR_REQUIRED, national=True),
-    ("NATIONAL", "CHARACTER", "VARYING"): _Kind(Jdbc.NVARCHAR, _Shape.NCHAR_REQUIRED, national=True),
-    ("BINARY",): _Kind(Jdbc.BINARY, _Shape.LENGTH),
-    ("VARBINARY",): _Kind(Jdbc.VARBINARY, _Shape.LENGTH_REQUIRED),
-    ("YEAR",): _Kind(Jdbc.INTEGER, _Shape.YEAR),
-    ("DATE",): _Kind(Jdbc.DATE, _Shape.NONE),
-    ("TIME",): _Kind(Jdbc.TIME, _Shape.TEMPORAL),
-    ("TIMESTAMP",): _Kind(Jdbc.TIMESTAMP_WITH_TIMEZONE, _Shape.TEMPORAL),
-    ("DATETIME",): _Kind(Jdbc.TIMESTAMP, _Shape.TEMPORAL),
-    ("TINYBLOB",): _Kind(Jdbc.BLOB, _Shape.NONE),
-    ("BLOB",): _Kind(Jdbc.BLOB, _Shape.LENGTH),
-    ("MEDIUMBLOB",): _Kind(Jdbc.BLOB, _Shape.NONE),
-    ("LONGBLOB",): _Kind(Jdbc.BLOB, _Shape.NONE),
-    ("LONG", "VARBINARY"): _Kind(Jdbc.BLOB, _Shape.NONE),
-    ("LONG",): _Kind(Jdbc.VARCHAR, _Shape.TEXT),
-    ("LONG", "VARCHAR"): _Kind(Jdbc.VARCHAR, _Shape.TEXT),
-    ("LONG", "VARCHARACTER"): _Kind(Jdbc.VARCHAR, _Shape.TEXT),
-    ("LONG", "CHAR", "VARYING"): _Kind(Jdbc.VARCHAR, _Shape.TEXT),
-    ("LONG", "CHARACTER", "VARYING"): _Kind(Jdbc.VARCHAR, _Shape.TEXT),
-    ("TINYTEXT",): _Kind(Jdbc.VARCHAR, _Shape.TEXT),
-    ("TEXT",): _Kind(Jdbc.VARCHAR, _Shape.TEXT_LENGTH),
-    ("MEDIUMTEXT",): _Kind(Jdbc.VARCHAR, _Shape.TEXT),
-    ("LONGTEXT",): _Kind(Jdbc.VARCHAR, _Shape.TEXT),
-    ("ENUM",): _Kind(Jdbc.CHAR, _Shape.COLLECTION),
-    ("SET",): _Kind(Jdbc.CHAR, _Shape.COLLECTION),
-    ("SERIAL",): _Kind(Jdbc.BIGINT, _Shape.SERIAL),
-    ("JSON",): _Kind(Jdbc.OTHER, _Shape.NONE),
-    ("VECTOR",): _Kind(Jdbc.OTHER, _Shape.LENGTH),
-    **{(w,): _Kind(Jdbc.OTHER, _Shape.NONE) for w in _SPATIAL},
+    ("BIT",): _Kind(jdbc.BIT, _Shape.LENGTH, 1),
+    ("BOOL",): _Kind(jdbc.BOOLEAN, _Shape.NONE),
+    ("BOOLEAN",): _Kind(jdbc.BOOLEAN, _Shape.NONE),
+    ("CHAR",): _Kind(jdbc.CHAR, _Shape.CHAR),
+    ("CHARACTER",): _Kind(jdbc.CHAR, _Shape.CHAR),
+    ("CHAR", "VARYING"): _Kind(jdbc.VARCHAR, _Shape.CHAR_REQUIRED),
+    ("CHARACTER", "VARYING"): _Kind(jdbc.VARCHAR, _Shape.CHAR_REQUIRED),
+    ("VARCHAR",): _Kind(jdbc.VARCHAR, _Shape.CHAR_REQUIRED),
+    ("VARCHARACTER",): _Kind(jdbc.VARCHAR, _Shape.CHAR_REQUIRED),
+    ("NCHAR",): _Kind(jdbc.NCHAR, _Shape.NCHAR, national=True),
+    ("NATIONAL", "CHAR"): _Kind(jdbc.NCHAR, _Shape.NCHAR, national=True),
+    ("NATIONAL", "CHARACTER"): _Kind(jdbc.NCHAR, _Shape.NCHAR, national=True),
+    ("NVARCHAR",): _Kind(jdbc.NVARCHAR, _Shape.NCHAR_REQUIRED, national=True),
+    ("NATIONAL", "VARCHAR"): _Kind(jdbc.NVARCHAR, _Shape.NCHAR_REQUIRED, national=True),
+    ("NCHAR", "VARCHAR"): _Kind(jdbc.NVARCHAR, _Shape.NCHAR_REQUIRED, national=True),
+    ("NCHAR", "VARYING"): _Kind(jdbc.NVARCHAR, _Shape.NCHAR_REQUIRED, national=True),
+    ("NATIONAL", "CHAR", "VARYING"): _Kind(jdbc.NVARCHAR, _Shape.NCHAR_REQUIRED, national=True),
+    ("NATIONAL", "CHARACTER", "VARYING"): _Kind(jdbc.NVARCHAR, _Shape.NCHAR_REQUIRED, national=True),
+    ("BINARY",): _Kind(jdbc.BINARY, _Shape.LENGTH),
+    ("VARBINARY",): _Kind(jdbc.VARBINARY, _Shape.LENGTH_REQUIRED),
+    ("YEAR",): _Kind(jdbc.INTEGER, _Shape.YEAR),
+    ("DATE",): _Kind(jdbc.DATE, _Shape.NONE),
+    ("TIME",): _Kind(jdbc.TIME, _Shape.TEMPORAL),
+    ("TIMESTAMP",): _Kind(jdbc.TIMESTAMP_WITH_TIMEZONE, _Shape.TEMPORAL),
+    ("DATETIME",): _Kind(jdbc.TIMESTAMP, _Shape.TEMPORAL),
+    ("TINYBLOB",): _Kind(jdbc.BLOB, _Shape.NONE),
+    ("BLOB",): _Kind(jdbc.BLOB, _Shape.LENGTH),
+    ("MEDIUMBLOB",): _Kind(jdbc.BLOB, _Shape.NONE),
+    ("LONGBLOB",): _Kind(jdbc.BLOB, _Shape.NONE),
+    ("LONG", "VARBINARY"): _Kind(jdbc.BLOB, _Shape.NONE),
+    ("LONG",): _Kind(jdbc.VARCHAR, _Shape.TEXT),
+    ("LONG", "VARCHAR"): _Kind(jdbc.VARCHAR, _Shape.TEXT),
+    ("LONG", "VARCHARACTER"): _Kind(jdbc.VARCHAR, _Shape.TEXT),
+    ("LONG", "CHAR", "VARYING"): _Kind(jdbc.VARCHAR, _Shape.TEXT),
+    ("LONG", "CHARACTER", "VARYING"): _Kind(jdbc.VARCHAR, _Shape.TEXT),
+    ("TINYTEXT",): _Kind(jdbc.VARCHAR, _Shape.TEXT),
+    ("TEXT",): _Kind(jdbc.VARCHAR, _Shape.TEXT_LENGTH),
+    ("MEDIUMTEXT",): _Kind(jdbc.VARCHAR, _Shape.TEXT),
+    ("LONGTEXT",): _Kind(jdbc.VARCHAR, _Shape.TEXT),
+    ("ENUM",): _Kind(jdbc.CHAR, _Shape.COLLECTION),
+    ("SET",): _Kind(jdbc.CHAR, _Shape.COLLECTION),
+    ("SERIAL",): _Kind(jdbc.BIGINT, _Shape.SERIAL),
+    ("JSON",): _Kind(jdbc.OTHER, _Shape.NONE),
+    ("VECTOR",): _Kind(jdbc.OTHER, _Shape.LENGTH),
+    **{(w,): _Kind(jdbc.OTHER, _Shape.NONE) for w in _SPATIAL},
     # MariaDB types (not in Debezium's MySQL grammar; see the module docstring).
-    ("INET4",): _Kind(Jdbc.OTHER, _Shape.NONE),
-    ("INET6",): _Kind(Jdbc.OTHER, _Shape.NONE),
-    ("UUID",): _Kind(Jdbc.OTHER, _Shape.NONE),
+    ("INET4",): _Kind(jdbc.OTHER, _Shape.NONE),
+    ("INET6",): _Kind(jdbc.OTHER, _Shape.NONE),
+    ("UUID",): _Kind(jdbc.OTHER, _Shape.NONE),
 }
 _LONGEST: Final = max(len(k) for k in _KINDS)
 _NUMERIC_OPTIONS: Final = frozenset({"SIGNED", "UNSIGNED", "ZEROFILL"})
@@ -386,7 +351,7 @@ class _TypeState:
         charset = self.charset
         if kind.national:
             charset = "utf8"
-            if kind.jdbc == Jdbc.NCHAR and length is None:
+            if kind.jdbc == jdbc.NCHAR and length is None:
                 length = 1
         return DataType(name, kind.jdbc, length, scale, charset, self.members_raw, keywords=keywords)
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from cdc_sources.mysql import jdbc
 from cdc_sources.mysql.ddl.errors import DdlParseError
 from cdc_sources.mysql.ddl.lexer import Cursor, split_statements, tokenize
-from cdc_sources.mysql.ddl.types import DataType, Jdbc, enum_literal, enum_member, parse_data_type, parse_length
+from cdc_sources.mysql.ddl.types import DataType, enum_literal, enum_member, parse_data_type, parse_length
 
 
 def _type(text: str) -> DataType:
@@ -18,28 +19,28 @@ def _type(text: str) -> DataType:
 
 
 @pytest.mark.parametrize(("text", "name", "jdbc", "length", "scale"), [
-    ("TINYINT(1)", "TINYINT", Jdbc.SMALLINT, 1, None),
-    ("BOOL", "BOOL", Jdbc.BOOLEAN, None, None),
-    ("integer(11) unsigned", "INTEGER UNSIGNED", Jdbc.INTEGER, 11, None),
-    ("INT ZEROFILL SIGNED", "INT UNSIGNED ZEROFILL", Jdbc.INTEGER, None, None),
-    ("INT UNSIGNED SIGNED", "INT SIGNED", Jdbc.INTEGER, None, None),
-    ("BIGINT UNSIGNED", "BIGINT UNSIGNED", Jdbc.BIGINT, None, None),
-    ("SERIAL", "BIGINT UNSIGNED", Jdbc.BIGINT, None, None),
-    ("DECIMAL", "DECIMAL", Jdbc.DECIMAL, 10, 0),
-    ("NUMERIC(7)", "NUMERIC", Jdbc.NUMERIC, 7, 0),
-    ("double precision(10,2) unsigned", "DOUBLE PRECISION UNSIGNED", Jdbc.DOUBLE, 10, 2),
-    ("FLOAT(7,3)", "FLOAT", Jdbc.FLOAT, 7, 3),
-    ("BIT", "BIT", Jdbc.BIT, 1, None),
-    ("VARCHAR(0)", "VARCHAR", Jdbc.VARCHAR, 10, None),
-    ("CHAR(10) BINARY", "CHAR BINARY", Jdbc.CHAR, 10, None),
-    ("NCHAR", "NCHAR", Jdbc.NCHAR, 1, None),
-    ("TIMESTAMP(0)", "TIMESTAMP", Jdbc.TIMESTAMP_WITH_TIMEZONE, 0, None),
-    ("DATETIME(6)", "DATETIME", Jdbc.TIMESTAMP, 6, None),
-    ("LONG VARBINARY", "LONG VARBINARY", Jdbc.BLOB, None, None),
-    ("JSON", "JSON", Jdbc.OTHER, None, None),
-    ("GEOMCOLLECTION", "GEOMCOLLECTION", Jdbc.OTHER, None, None),
-    ("INET6", "INET6", Jdbc.OTHER, None, None),
-    ("uuid", "UUID", Jdbc.OTHER, None, None),
+    ("TINYINT(1)", "TINYINT", jdbc.SMALLINT, 1, None),
+    ("BOOL", "BOOL", jdbc.BOOLEAN, None, None),
+    ("integer(11) unsigned", "INTEGER UNSIGNED", jdbc.INTEGER, 11, None),
+    ("INT ZEROFILL SIGNED", "INT UNSIGNED ZEROFILL", jdbc.INTEGER, None, None),
+    ("INT UNSIGNED SIGNED", "INT SIGNED", jdbc.INTEGER, None, None),
+    ("BIGINT UNSIGNED", "BIGINT UNSIGNED", jdbc.BIGINT, None, None),
+    ("SERIAL", "BIGINT UNSIGNED", jdbc.BIGINT, None, None),
+    ("DECIMAL", "DECIMAL", jdbc.DECIMAL, 10, 0),
+    ("NUMERIC(7)", "NUMERIC", jdbc.NUMERIC, 7, 0),
+    ("double precision(10,2) unsigned", "DOUBLE PRECISION UNSIGNED", jdbc.DOUBLE, 10, 2),
+    ("FLOAT(7,3)", "FLOAT", jdbc.FLOAT, 7, 3),
+    ("BIT", "BIT", jdbc.BIT, 1, None),
+    ("VARCHAR(0)", "VARCHAR", jdbc.VARCHAR, 10, None),
+    ("CHAR(10) BINARY", "CHAR BINARY", jdbc.CHAR, 10, None),
+    ("NCHAR", "NCHAR", jdbc.NCHAR, 1, None),
+    ("TIMESTAMP(0)", "TIMESTAMP", jdbc.TIMESTAMP_WITH_TIMEZONE, 0, None),
+    ("DATETIME(6)", "DATETIME", jdbc.TIMESTAMP, 6, None),
+    ("LONG VARBINARY", "LONG VARBINARY", jdbc.BLOB, None, None),
+    ("JSON", "JSON", jdbc.OTHER, None, None),
+    ("GEOMCOLLECTION", "GEOMCOLLECTION", jdbc.OTHER, None, None),
+    ("INET6", "INET6", jdbc.OTHER, None, None),
+    ("uuid", "UUID", jdbc.OTHER, None, None),
 ])
 def test_type_names_lengths_and_jdbc_types(text: str, name: str, jdbc: int, length: int | None,
                                            scale: int | None) -> None:
