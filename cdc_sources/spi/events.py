@@ -6,7 +6,8 @@ converter writes them with ``schemas.enable=false``), so the writer never interp
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import bisect
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -85,10 +86,10 @@ class ChangeRecord:
 
 @dataclass(frozen=True, slots=True)
 class ChangeBlock:
-    """Many records of one topic in columnar form: the fast path for snapshots.
+    """Many records of one topic in columnar form: the fast path for snapshots and runs of inserts.
 
     Row ``i`` is the record ``(topic, keys[i], values[i], op, positions[i])`` with order key
-    ``order_prefix + (first_index + i,)`` (so a block's order keys are consecutive).
+    ``order_keys[i]`` when given, else ``order_prefix + (first_index + i,)`` (consecutive keys).
 
     Attributes:
         topic: the topic (bronze table).
@@ -100,6 +101,8 @@ class ChangeBlock:
         first_index: the last order-key element of row 0.
         schema_id: the schema version of every row.
         headers: headers of every row (shared, read-only).
+        order_keys: the order key of every row, ascending, when they are not consecutive (a
+            streamed run's keys hold each row's LSN); None: derived from the prefix.
     """
 
     topic: str
@@ -111,13 +114,35 @@ class ChangeBlock:
     first_index: int
     schema_id: str | None = None
     headers: Mapping[str, str] | None = None
+    order_keys: Sequence[tuple[int, ...]] | None = None
 
     def __len__(self) -> int:
         return len(self.values)
 
+    def order_key(self, i: int) -> tuple[int, ...]:
+        """The order key of row ``i``."""
+        if self.order_keys is not None:
+            return self.order_keys[i]
+        return (*self.order_prefix, self.first_index + i)
+
     @property
     def last_order_key(self) -> tuple[int, ...]:
-        return (*self.order_prefix, self.first_index + len(self) - 1)
+        return self.order_key(len(self) - 1)
+
+    def after(self, mark: tuple[int, ...]) -> ChangeBlock | None:
+        """The rows whose order key is above ``mark`` (a high-water mark), as a block; None if none."""
+        if not mark or self.order_key(0) > mark:
+            return self
+        if self.last_order_key <= mark:
+            return None
+        if self.order_keys is not None:
+            skip = bisect.bisect_right(self.order_keys, mark)
+        else:  # consecutive keys with the same prefix: the mark falls inside the block
+            skip = mark[-1] - self.first_index + 1
+        return ChangeBlock(self.topic, None if self.keys is None else self.keys.slice(skip),
+                           self.values.slice(skip), self.op, self.positions.slice(skip), self.order_prefix,
+                           self.first_index + skip, self.schema_id, self.headers,
+                           None if self.order_keys is None else self.order_keys[skip:])
 
 
 @dataclass(frozen=True, slots=True)
