@@ -130,6 +130,7 @@ class BronzeWriter:
     _batch: int = field(default=0, init=False)
     _pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(4), init=False)
     _open: dict[str, DeltaTable] = field(default_factory=dict, init=False)
+    _offsets_table: DeltaTable | None = field(default=None, init=False)
 
     def recover(self) -> StoredOffset | None:
         """Load the last committed offset and the known schemas; None if nothing committed yet."""
@@ -270,7 +271,7 @@ class BronzeWriter:
         new_key = state.order_key
         for run in _runs(items):
             if isinstance(run, ChangeBlock):
-                block = _fresh_block(run, new_key)
+                block = run.after(new_key)
                 if block is None:
                     continue
                 parts.append(_block_to_arrow(block, seq, batch, now))
@@ -362,8 +363,12 @@ class BronzeWriter:
                              "cdc.snapshot_completed": str(snapshot_completed).lower()},
             app_transactions=[Transaction(app_id=self.source, version=batch)],
         )
-        write_deltalake(offsets_path(self.root, self.source), table, mode="append",
-                        commit_properties=props, storage_options=self.storage_options)
+        target = self._offsets_table
+        write_deltalake(target if target is not None else offsets_path(self.root, self.source), table,
+                        mode="append", commit_properties=props, storage_options=self.storage_options)
+        if target is None:  # keep it open: loading the log again for every commit costs a lot
+            self._offsets_table = DeltaTable(offsets_path(self.root, self.source),
+                                             storage_options=self.storage_options)
 
     def _read_last_offset(self) -> StoredOffset | None:
         try:
@@ -410,18 +415,6 @@ def _runs(items: list[ChangeRecord | ChangeBlock]) -> list[list[ChangeRecord] | 
         else:
             out.append([item])
     return out
-
-
-def _fresh_block(block: ChangeBlock, hwm: tuple[int, ...]) -> ChangeBlock | None:
-    """The part of a block after the high-water mark (order keys are consecutive)."""
-    if not hwm or (*block.order_prefix, block.first_index) > hwm:
-        return block
-    if block.last_order_key <= hwm:
-        return None
-    skip = hwm[-1] - block.first_index + 1  # same prefix: the mark falls inside the block
-    return ChangeBlock(block.topic, None if block.keys is None else block.keys.slice(skip),
-                       block.values.slice(skip), block.op, block.positions.slice(skip), block.order_prefix,
-                       block.first_index + skip, block.schema_id, block.headers)
 
 
 def _block_to_arrow(block: ChangeBlock, first_seq: int, batch: int, now: dt.datetime) -> pa.Table:
