@@ -26,6 +26,7 @@ from cdc_sources.common.vector_encoders import VectorEncoder
 from cdc_sources.postgres import vector_encoders as ve
 from cdc_sources.postgres.converters import ConverterSettings, converter_for
 from cdc_sources.postgres.converters.bits import parse_bool
+from cdc_sources.postgres.converters.column_meta import Origin
 from cdc_sources.postgres.converters.converter import column_type
 from cdc_sources.postgres.converters.text import identity
 from cdc_sources.postgres.schema import FieldCodec
@@ -63,19 +64,21 @@ def _decimal_probes(scale: int) -> tuple[str, ...]:
     return tuple(text(w) for w in wholes if len(w.lstrip("-")) + scale <= 18)  # unscaled values in 64 bits
 
 
-def encoder_for(column: PgColumn, convert: Callable[[str], Any],
-                settings: ConverterSettings) -> VectorEncoder | None:
-    """The vectorised encoder for a snapshot field of ``column`` rendered by ``convert``, or None.
+def encoder_for(column: PgColumn, convert: Callable[[str], Any], settings: ConverterSettings, *,
+                origin: Origin = "snapshot") -> VectorEncoder | None:
+    """The vectorised encoder for a field of ``column`` rendered by ``convert``, or None.
 
     Args:
         column: the table column the field renders.
         convert: the field's converter (``FieldCodec.convert``).
         settings: the connector's converter settings.
+        origin: the path the field's codec was built for (snapshot: catalog; stream: Relation
+            message).
     """
-    plain = converter_for(column, settings, origin="snapshot")
+    plain = converter_for(column, settings, origin=origin)
     if plain is None or not common_render.same_function(convert, plain.convert):
         return None  # transformed (masked, hashed, truncated...) or not this column's converter
-    chosen = _choose(column, plain.convert, plain.schema, settings)
+    chosen = _choose(column, plain.convert, plain.schema, settings, origin)
     if chosen is None:
         return None
     kind, encoder, probes = chosen
@@ -87,8 +90,8 @@ def encoder_for(column: PgColumn, convert: Callable[[str], Any],
 
 
 def _choose(column: PgColumn, convert: Callable[[str], Any], schema: dict[str, Any],
-            settings: ConverterSettings) -> tuple[str, VectorEncoder, Sequence[str]] | None:
-    pg = column_type(column, "snapshot").pg
+            settings: ConverterSettings, origin: Origin) -> tuple[str, VectorEncoder, Sequence[str]] | None:
+    pg = column_type(column, origin).pg
     oid = pg.oid if pg.schema == "pg_catalog" else None
     name = schema.get("name")
     if convert is identity:

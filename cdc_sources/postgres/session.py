@@ -171,7 +171,7 @@ class PostgresCaptureSession:
             codec_for_relation=self._codec_for_relation, current_wal_lsn=self._current_wal_lsn,
             heartbeat_action=self._heartbeat_action, tx_tracker=self._tx_tracker(),
             last_commit_lsn=self.stored.lsn_commit if self.stored and self._consistent_point is None else None,
-            driver_errors=replication_errors(),
+            driver_errors=replication_errors(), columnar=self.settings,
         )
         self.reader.start(start)
         delay = int(self.config.opt("streaming.delay.ms"))

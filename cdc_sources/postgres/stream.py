@@ -5,6 +5,10 @@ Transactions arrive whole, in commit order. Each record's ``order_key`` is
 restart, so the bronze writer can drop replays. A `Checkpoint` follows every COMMIT (and
 idle keepalives), carrying the offset to resume from.
 
+Runs of Insert messages of one table are rendered column-wise into one `ChangeBlock` each
+(`stream_blocks`), up to `INSERT_RUN_ROWS` rows; anything the columnar path does not handle
+falls back to rendering message by message, with the same result.
+
 LSN conventions follow Debezium 3.6 as observed: ``source.lsn`` is the LSN the server sent
 the message at (``XLogData`` start), and ``source.sequence`` is
 ``[lsn_commit, lsn]`` where ``lsn_commit`` is the LSN of the last COMMIT message processed
@@ -21,17 +25,29 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cdc_sources.postgres import pgoutput as pg
+from cdc_sources.postgres.converters import ConverterSettings
 from cdc_sources.postgres.envelope import SourceInfo, dumps, envelope_text, message_envelope, sequence
 from cdc_sources.postgres.errors import classify
 from cdc_sources.postgres.offset import PostgresOffset
 from cdc_sources.postgres.schema import TableCodec
+from cdc_sources.postgres.stream_blocks import InsertRun, InsertRunRenderer
 from cdc_sources.postgres.transactions import TransactionTracker
+from cdc_sources.postgres.tuple_columns import ColumnarUnsupportedError
 from cdc_sources.spi import HEADER_NEW_KEY, HEADER_OLD_KEY, ChangeRecord, Checkpoint, StreamItem
 
 log = logging.getLogger(__name__)
 
 RUN_SIZE = 512
 """Records are handed to the coordinator in runs of up to this many (fewer generator hops)."""
+
+INSERT_RUN_ROWS = 4096
+"""Consecutive inserts of one table are rendered together in blocks of up to this many rows."""
+
+_INSERT = ord("I")
+_LSN_MARK = 0xFEDCBA9876543210  # no real LSN: marks where a row's LSN goes in a text
+_NO_RUN = b"\xff"  # no message starts with it: the run prefix while no run is open
+_RUN_WAIT_S = 0.01
+"""How long a pending insert run waits for more messages before it is rendered."""
 
 
 @dataclass
@@ -68,13 +84,16 @@ class PostgresStreamReader:
         heartbeat_action: runs ``heartbeat.action.query`` (or does nothing).
         tx_tracker: transaction metadata, when ``provide.transaction.metadata`` is on.
         last_commit_lsn: ``lsn_commit`` of the stored offset, if resuming.
+        columnar: the converter settings, to render runs of inserts column-wise; None: render
+            every message by itself.
     """
 
     def __init__(self, *, settings: StreamSettings, source: SourceInfo, cursor: Any,
                  codec_for_relation: Callable[[pg.Relation], TableCodec | None],
                  current_wal_lsn: Callable[[], int], heartbeat_action: Callable[[], None],
                  tx_tracker: TransactionTracker | None, last_commit_lsn: int | None = None,
-                 driver_errors: tuple[type[BaseException], ...] = ()) -> None:
+                 driver_errors: tuple[type[BaseException], ...] = (),
+                 columnar: ConverterSettings | None = None) -> None:
         self.s = settings
         self.source = source
         self.cursor = cursor
@@ -96,6 +115,12 @@ class PostgresStreamReader:
         self._out: list[ChangeRecord] = []
         self._ready: list[StreamItem] = []
         self._type = "INSERT"
+        self._columnar = columnar
+        self._renderers: dict[int, tuple[TableCodec, InsertRunRenderer]] = {}
+        self._run_oid: int | None = None
+        self._run_prefix = _NO_RUN
+        self._run_payloads: list[bytes] = []
+        self._run_lsns: list[int] = []
 
     def start(self, start_lsn: int) -> None:
         """Begin streaming from ``start_lsn`` (transactions committing after it)."""
@@ -128,10 +153,26 @@ class PostgresStreamReader:
         last_heartbeat = time.monotonic()
         self._target = self.current_wal_lsn() if until_idle else 0
         read, decode, handle, ready = self.cursor.read_message, pg.decode, self._handle, self._ready
+        payloads, lsns = self._run_payloads, self._run_lsns
         while True:
             msg, self._pending = (self._pending or read()), None
             if msg is not None:
-                handle(decode(msg.payload), msg.data_start)
+                payload = msg.payload
+                if payload.startswith(self._run_prefix):  # the hot path: the next insert of a run
+                    payloads.append(payload)
+                    lsns.append(msg.data_start)
+                    if len(payloads) >= INSERT_RUN_ROWS:
+                        self._end_insert_run()
+                        yield from ready
+                        ready.clear()
+                    continue
+                if payloads:
+                    self._end_insert_run()
+                if payload[0] == _INSERT and self._starts_insert_run(payload):
+                    payloads.append(payload)
+                    lsns.append(msg.data_start)
+                    continue
+                handle(decode(payload), msg.data_start)
                 if ready:
                     yield from ready
                     ready.clear()
@@ -140,6 +181,9 @@ class PostgresStreamReader:
                     yield from ready
                     ready.clear()
                 continue
+            if payloads and select.select([self.cursor], [], [], _RUN_WAIT_S)[0]:
+                continue  # more of the run is on its way: keep gathering
+            self._end_insert_run()
             self._flush()
             idle = False
             if self._xid is None and self.s.heartbeat_interval_s > 0 and (
@@ -157,6 +201,60 @@ class PostgresStreamReader:
             if idle:
                 return
             select.select([self.cursor], [], [], self.s.poll_interval_s)
+
+    def _starts_insert_run(self, payload: bytes) -> bool:
+        """Whether an Insert message can start a columnar run (then it does)."""
+        oid = int.from_bytes(payload[1:5], "big")
+        if self._columnar is None or self.codecs.get(oid) is None or "c" in self.s.skipped:
+            return False
+        self._run_oid, self._run_prefix = oid, payload[:5]
+        return True
+
+    def _end_insert_run(self) -> None:
+        """Render the gathered inserts (one block, or message by message if the columnar path
+        declines them) and queue them."""
+        payloads, lsns, oid = self._run_payloads, self._run_lsns, self._run_oid
+        self._run_oid, self._run_prefix = None, _NO_RUN
+        if not payloads:
+            return
+        assert oid is not None
+        codec = self.codecs[oid]
+        assert codec is not None
+        self._type = "INSERT"
+        first = lsns[0]
+        if self.tx and self.tx.needs_begin():
+            self._out.extend(self.tx.begin_records(self._order(first), self._position(first)))
+        try:
+            block = self._renderer(oid, codec).render(payloads, lsns, self._insert_run(codec, first, len(lsns)))
+        except ColumnarUnsupportedError as exc:
+            log.debug("inserts into %s rendered one by one: %s", codec.table, exc)
+            for payload, lsn in zip(payloads, lsns, strict=True):
+                self._handle(pg.decode(payload), lsn)
+        else:
+            self._n += len(block)
+            if self.tx:
+                self.tx.count(codec.version.table, len(block))
+            self._emit(block)
+        payloads.clear()
+        lsns.clear()
+
+    def _renderer(self, oid: int, codec: TableCodec) -> InsertRunRenderer:
+        known = self._renderers.get(oid)
+        if known is None or known[0] is not codec:
+            assert self._columnar is not None
+            known = self._renderers[oid] = (codec, InsertRunRenderer(codec, self._columnar))
+        return known[1]
+
+    def _insert_run(self, codec: TableCodec, first_lsn: int, rows: int) -> InsertRun:
+        """What the rows of an insert run share (the texts around their LSNs, their counters)."""
+        mark = str(_LSN_MARK)
+        head, mid, tail = self._source_parts_of(codec)
+        p0, p1, p2 = self._position(_LSN_MARK).split(mark)
+        total = collection = None
+        if self.tx:
+            total, collection = self.tx.next_orders(codec.version.table)
+        return InsertRun((head, mid, tail), self._last_commit_lsn, (p0, p1, p2), self._xid, total, collection,
+                         self._commit_lsn, self._n + 1, self.s.headers)
 
     def _flush(self) -> None:
         """Move the records gathered so far to the ready queue as one run."""
@@ -234,13 +332,17 @@ class PostgresStreamReader:
         tx = "" if self._xid is None else f'"txId":{self._xid},'
         return f'{{"lsn_proc":{lsn},"messageType":"{self._type}",{commit}"lsn":{lsn},{tx}"ts_usec":{self._ts_us}}}'
 
-    def _source(self, codec: TableCodec, lsn: int) -> str:
-        """The ``source`` block's JSON text; the parts fixed for a transaction are cached."""
+    def _source_parts_of(self, codec: TableCodec) -> tuple[str, str, str]:
+        """The parts of the ``source`` block fixed for a transaction (cached)."""
         parts = self._source_parts.get(id(codec))
         if parts is None:
             parts = self._source_parts[id(codec)] = self.source.stream_parts(
                 schema=codec.schema, table=codec.table, ts_us=self._ts_us, tx_id=self._xid)
-        head, mid, tail = parts
+        return parts
+
+    def _source(self, codec: TableCodec, lsn: int) -> str:
+        """The ``source`` block's JSON text."""
+        head, mid, tail = self._source_parts_of(codec)
         commit = self._last_commit_lsn
         seq = f'"[\\"{commit}\\",\\"{lsn}\\"]"' if commit is not None else f'"[null,\\"{lsn}\\"]"'
         return f"{head}{seq}{mid}{lsn}{tail}"

@@ -57,6 +57,15 @@ class TransactionTracker:
         self._per_table[table] = n
         return {"id": f"{self._xid}:{lsn}", "total_order": self._total, "data_collection_order": n}
 
+    def next_orders(self, table: str) -> tuple[int, int]:
+        """``total_order`` and ``data_collection_order`` the next event of ``table`` will get."""
+        return self._total + 1, self._per_table.get(table, 0) + 1
+
+    def count(self, table: str, events: int) -> None:
+        """Count ``events`` events of ``table`` whose blocks were rendered elsewhere (`next_orders`)."""
+        self._total += events
+        self._per_table[table] = self._per_table.get(table, 0) + events
+
     def end(self, commit_lsn: int, order: tuple[int, ...], position: str) -> Iterator[ChangeRecord]:
         if not self._begun:
             return
