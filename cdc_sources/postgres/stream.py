@@ -29,10 +29,10 @@ from cdc_sources.postgres.converters import ConverterSettings
 from cdc_sources.postgres.envelope import SourceInfo, dumps, envelope_text, message_envelope, sequence
 from cdc_sources.postgres.errors import classify
 from cdc_sources.postgres.offset import PostgresOffset
+from cdc_sources.postgres.pgoutput import ColumnarUnsupportedError
 from cdc_sources.postgres.schema import TableCodec
 from cdc_sources.postgres.stream_blocks import InsertRun, InsertRunRenderer
 from cdc_sources.postgres.transactions import TransactionTracker
-from cdc_sources.postgres.tuple_columns import ColumnarUnsupportedError
 from cdc_sources.spi import HEADER_NEW_KEY, HEADER_OLD_KEY, ChangeRecord, Checkpoint, StreamItem
 
 log = logging.getLogger(__name__)

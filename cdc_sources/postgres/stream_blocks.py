@@ -28,8 +28,8 @@ from cdc_sources.common.vector_encoders import VectorEncoder
 from cdc_sources.postgres.column_render import encoder_for, render_column
 from cdc_sources.postgres.converters import ConverterSettings
 from cdc_sources.postgres.envelope import dumps
+from cdc_sources.postgres.pgoutput import ColumnarUnsupportedError, tuple_columns
 from cdc_sources.postgres.schema import TableCodec
-from cdc_sources.postgres.tuple_columns import ColumnarUnsupportedError, tuple_columns
 from cdc_sources.spi import ChangeBlock
 
 __all__ = ["INSERT_TUPLE_START", "InsertRun", "InsertRunRenderer", "LsnOrderKeys"]
@@ -88,7 +88,7 @@ class InsertRunRenderer:
         """The block of the Insert messages ``payloads`` sent at ``lsns``.
 
         Raises:
-            tuple_columns.ColumnarUnsupportedError: a message this path does not decode (render the
+            pgoutput.ColumnarUnsupportedError: a message this path does not decode (render the
                 run message by message instead).
             What a converter raises on a value it rejects.
         """

@@ -18,8 +18,8 @@ import pytest
 
 from bronze.writer import BronzeWriter
 from cdc_sources.postgres import stream
+from cdc_sources.postgres.pgoutput import ColumnarUnsupportedError
 from cdc_sources.postgres.stream_blocks import InsertRunRenderer
-from cdc_sources.postgres.tuple_columns import ColumnarUnsupportedError
 from pipelines.capture import run_capture
 from tests.support.bronze_rows import read_topic
 from tests.support.pipeline_yaml import pipeline

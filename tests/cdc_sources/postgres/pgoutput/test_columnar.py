@@ -8,7 +8,7 @@ import struct
 import pytest
 
 from cdc_sources.postgres import pgoutput as pg
-from cdc_sources.postgres.tuple_columns import ColumnarUnsupportedError, tuple_columns
+from cdc_sources.postgres.pgoutput.columnar import ColumnarUnsupportedError, tuple_columns
 
 OID = 16385
 

@@ -7,7 +7,6 @@ does not produce on demand (malformed payloads, binary values, protocol v4 field
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import hashlib
 import json
@@ -25,7 +24,7 @@ from cdc_sources.postgres import pgoutput as pg
 from cdc_sources.postgres.pgoutput import UNCHANGED_TOAST, PgOutputError
 from cdc_sources.spi import CdcError, Fatal
 
-CASES_DIR = Path(__file__).resolve().parents[2] / "cases" / "postgres" / "pgoutput"
+CASES_DIR = Path(__file__).resolve().parents[3] / "cases" / "postgres" / "pgoutput"
 V1_CASES = sorted(
     p.stem for p in CASES_DIR.glob("*.json") if p.stem not in ("stream_v2", "two_phase_v3")
 )
@@ -491,16 +490,6 @@ def test_decoded_messages_are_frozen_and_compare_like_constructed_ones() -> None
     for payload in (b"B" + bytes(20), b"C" + bytes(25), b"U" + OID + b"N" + tup(), b"D" + OID + b"K" + tup()):
         decoded = pg.decode(payload)
         assert decoded == type(decoded)(*dataclasses.astuple(decoded))
-
-
-def test_unchanged_toast_sentinel() -> None:
-    assert repr(UNCHANGED_TOAST) == "UNCHANGED_TOAST"
-    assert UNCHANGED_TOAST is not None and UNCHANGED_TOAST != ""
-    assert pg.UnchangedToast() is UNCHANGED_TOAST
-    assert copy.copy(UNCHANGED_TOAST) is UNCHANGED_TOAST
-    assert copy.deepcopy(UNCHANGED_TOAST) is UNCHANGED_TOAST
-    assert pickle.loads(pickle.dumps(UNCHANGED_TOAST)) is UNCHANGED_TOAST
-    assert pickle.loads(pickle.dumps(pg.Update(1, None, None, (UNCHANGED_TOAST,)))).new[0] is UNCHANGED_TOAST
 
 
 # -- live ------------------------------------------------------------------------------------
