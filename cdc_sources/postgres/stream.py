@@ -5,9 +5,10 @@ Transactions arrive whole, in commit order. Each record's ``order_key`` is
 restart, so the bronze writer can drop replays. A `Checkpoint` follows every COMMIT (and
 idle keepalives), carrying the offset to resume from.
 
-Runs of Insert messages of one table are rendered column-wise into one `ChangeBlock` each
-(`stream_blocks`), up to `INSERT_RUN_ROWS` rows; anything the columnar path does not handle
-falls back to rendering message by message, with the same result.
+Runs of Insert messages of one table, and of Update messages without an old tuple, are
+rendered column-wise into one `ChangeBlock` each (`stream_blocks`), up to `RUN_ROWS` rows;
+anything the columnar path does not handle falls back to rendering message by message, with
+the same result.
 
 LSN conventions follow Debezium 3.6 as observed: ``source.lsn`` is the LSN the server sent
 the message at (``XLogData`` start), and ``source.sequence`` is
@@ -31,7 +32,7 @@ from cdc_sources.postgres.errors import classify
 from cdc_sources.postgres.offset import PostgresOffset
 from cdc_sources.postgres.pgoutput import ColumnarUnsupportedError
 from cdc_sources.postgres.schema import TableCodec
-from cdc_sources.postgres.stream_blocks import InsertRun, InsertRunRenderer
+from cdc_sources.postgres.stream_blocks import RUN_TUPLE_START, RowRun, RowRunRenderer
 from cdc_sources.postgres.transactions import TransactionTracker
 from cdc_sources.spi import HEADER_NEW_KEY, HEADER_OLD_KEY, ChangeRecord, Checkpoint, StreamItem
 
@@ -40,10 +41,11 @@ log = logging.getLogger(__name__)
 RUN_SIZE = 512
 """Records are handed to the coordinator in runs of up to this many (fewer generator hops)."""
 
-INSERT_RUN_ROWS = 4096
-"""Consecutive inserts of one table are rendered together in blocks of up to this many rows."""
+RUN_ROWS = 4096
+"""Consecutive inserts (updates) of one table are rendered together in blocks of up to this many rows."""
 
-_INSERT = ord("I")
+_RUNS = {ord("I"): ("c", "INSERT"), ord("U"): ("u", "UPDATE")}  # message -> (op, messageType)
+_NEW_TUPLE = ord("N")
 _LSN_MARK = 0xFEDCBA9876543210  # no real LSN: marks where a row's LSN goes in a text
 _NO_RUN = b"\xff"  # no message starts with it: the run prefix while no run is open
 _RUN_WAIT_S = 0.01
@@ -116,7 +118,7 @@ class PostgresStreamReader:
         self._ready: list[StreamItem] = []
         self._type = "INSERT"
         self._columnar = columnar
-        self._renderers: dict[int, tuple[TableCodec, InsertRunRenderer]] = {}
+        self._renderers: dict[int, tuple[TableCodec, RowRunRenderer]] = {}
         self._run_oid: int | None = None
         self._run_prefix = _NO_RUN
         self._run_payloads: list[bytes] = []
@@ -161,14 +163,14 @@ class PostgresStreamReader:
                 if payload.startswith(self._run_prefix):  # the hot path: the next insert of a run
                     payloads.append(payload)
                     lsns.append(msg.data_start)
-                    if len(payloads) >= INSERT_RUN_ROWS:
-                        self._end_insert_run()
+                    if len(payloads) >= RUN_ROWS:
+                        self._end_run()
                         yield from ready
                         ready.clear()
                     continue
                 if payloads:
-                    self._end_insert_run()
-                if payload[0] == _INSERT and self._starts_insert_run(payload):
+                    self._end_run()
+                if payload[0] in _RUNS and self._starts_run(payload):
                     payloads.append(payload)
                     lsns.append(msg.data_start)
                     continue
@@ -183,7 +185,7 @@ class PostgresStreamReader:
                 continue
             if payloads and select.select([self.cursor], [], [], _RUN_WAIT_S)[0]:
                 continue  # more of the run is on its way: keep gathering
-            self._end_insert_run()
+            self._end_run()
             self._flush()
             idle = False
             if self._xid is None and self.s.heartbeat_interval_s > 0 and (
@@ -202,32 +204,34 @@ class PostgresStreamReader:
                 return
             select.select([self.cursor], [], [], self.s.poll_interval_s)
 
-    def _starts_insert_run(self, payload: bytes) -> bool:
-        """Whether an Insert message can start a columnar run (then it does)."""
+    def _starts_run(self, payload: bytes) -> bool:
+        """Whether an Insert or Update message can start a columnar run (then it does)."""
+        if self._columnar is None or len(payload) <= RUN_TUPLE_START or payload[RUN_TUPLE_START - 1] != _NEW_TUPLE:
+            return False  # an Update with an old tuple (key change, REPLICA IDENTITY FULL/INDEX)
         oid = int.from_bytes(payload[1:5], "big")
-        if self._columnar is None or self.codecs.get(oid) is None or "c" in self.s.skipped:
+        if self.codecs.get(oid) is None or _RUNS[payload[0]][0] in self.s.skipped:
             return False
-        self._run_oid, self._run_prefix = oid, payload[:5]
+        self._run_oid, self._run_prefix = oid, payload[:RUN_TUPLE_START]
         return True
 
-    def _end_insert_run(self) -> None:
-        """Render the gathered inserts (one block, or message by message if the columnar path
+    def _end_run(self) -> None:
+        """Render the gathered messages (one block, or message by message if the columnar path
         declines them) and queue them."""
-        payloads, lsns, oid = self._run_payloads, self._run_lsns, self._run_oid
+        payloads, lsns, oid, prefix = self._run_payloads, self._run_lsns, self._run_oid, self._run_prefix
         self._run_oid, self._run_prefix = None, _NO_RUN
         if not payloads:
             return
         assert oid is not None
         codec = self.codecs[oid]
         assert codec is not None
-        self._type = "INSERT"
+        op, self._type = _RUNS[prefix[0]]
         first = lsns[0]
         if self.tx and self.tx.needs_begin():
             self._out.extend(self.tx.begin_records(self._order(first), self._position(first)))
         try:
-            block = self._renderer(oid, codec).render(payloads, lsns, self._insert_run(codec, first, len(lsns)))
+            block = self._renderer(oid, codec).render(payloads, lsns, self._row_run(op, codec))
         except ColumnarUnsupportedError as exc:
-            log.debug("inserts into %s rendered one by one: %s", codec.table, exc)
+            log.debug("changes of %s rendered one by one: %s", codec.table, exc)
             for payload, lsn in zip(payloads, lsns, strict=True):
                 self._handle(pg.decode(payload), lsn)
         else:
@@ -238,23 +242,22 @@ class PostgresStreamReader:
         payloads.clear()
         lsns.clear()
 
-    def _renderer(self, oid: int, codec: TableCodec) -> InsertRunRenderer:
+    def _renderer(self, oid: int, codec: TableCodec) -> RowRunRenderer:
         known = self._renderers.get(oid)
         if known is None or known[0] is not codec:
             assert self._columnar is not None
-            known = self._renderers[oid] = (codec, InsertRunRenderer(codec, self._columnar))
+            known = self._renderers[oid] = (codec, RowRunRenderer(codec, self._columnar))
         return known[1]
 
-    def _insert_run(self, codec: TableCodec, first_lsn: int, rows: int) -> InsertRun:
-        """What the rows of an insert run share (the texts around their LSNs, their counters)."""
+    def _row_run(self, op: str, codec: TableCodec) -> RowRun:
+        """What the rows of a run share (the texts around their LSNs, their counters)."""
         mark = str(_LSN_MARK)
-        head, mid, tail = self._source_parts_of(codec)
         p0, p1, p2 = self._position(_LSN_MARK).split(mark)
         total = collection = None
         if self.tx:
             total, collection = self.tx.next_orders(codec.version.table)
-        return InsertRun((head, mid, tail), self._last_commit_lsn, (p0, p1, p2), self._xid, total, collection,
-                         self._commit_lsn, self._n + 1, self.s.headers)
+        return RowRun(op, self._source_parts_of(codec), self._last_commit_lsn, (p0, p1, p2), self._xid, total,
+                      collection, self._commit_lsn, self._n + 1, self.s.headers)
 
     def _flush(self) -> None:
         """Move the records gathered so far to the ready queue as one run."""

@@ -1,12 +1,17 @@
-"""Renders a run of streamed inserts of one table as one `ChangeBlock` of ``c`` records.
+"""Renders a run of streamed inserts (or updates) of one table as one `ChangeBlock`.
 
-A transaction inserting many rows into one table sends a run of Insert messages. Rendering
+A transaction inserting many rows into one table sends a run of Insert messages; one updating
+many rows of a table whose replica identity sends no old tuple (DEFAULT, key unchanged) sends
+a run of Update messages with a new tuple only. Rendering
 them one by one (decode, convert every value, build the envelope text) is the streaming hot
 path; this module renders the whole run column-wise instead: `tuple_columns` decodes every
 message's values at once, `column_render` converts each column (vectorised where proven equal
 to the converter), and the envelope, ``source`` block, ``transaction`` block and position of every
 row are joined around the per-row parts (the field values, the LSN, the transaction counters)
 with ``pyarrow.compute``.
+
+Both message kinds carry their TupleData at the same place (``I``/``U``, Int32 relation oid,
+``N``), and both render as ``{"before":null,"after":<row>,...}`` with op ``c`` or ``u``.
 
 The result is byte for byte the records `stream.PostgresStreamReader` renders one at a time
 (``tests/cdc_sources/postgres/test_stream_blocks.py`` compares them), except the envelope's
@@ -32,17 +37,19 @@ from cdc_sources.postgres.pgoutput import ColumnarUnsupportedError, tuple_column
 from cdc_sources.postgres.schema import TableCodec
 from cdc_sources.spi import ChangeBlock
 
-__all__ = ["INSERT_TUPLE_START", "InsertRun", "InsertRunRenderer", "LsnOrderKeys"]
+__all__ = ["RUN_TUPLE_START", "LsnOrderKeys", "RowRun", "RowRunRenderer"]
 
-INSERT_TUPLE_START = 6
-"""Where an Insert message's TupleData starts: ``I``, Int32 relation oid, ``N``."""
+RUN_TUPLE_START = 6
+"""Where the TupleData of an Insert message, or of an Update message without an old tuple,
+starts: ``I``/``U``, Int32 relation oid, ``N``."""
 
 
 @dataclass(frozen=True)
-class InsertRun:
-    """What the inserts of one run share, as the row-at-a-time path would render it.
+class RowRun:
+    """What the rows of one run share, as the row-at-a-time path would render them.
 
     Attributes:
+        op: ``c`` (a run of inserts) or ``u`` (a run of updates without old tuples).
         source: the ``source`` block's text around its two per-row parts:
             ``source[0] + <sequence JSON string> + source[1] + <lsn> + source[2]``.
         last_commit_lsn: the first element of ``source.sequence`` (None: null).
@@ -55,6 +62,7 @@ class InsertRun:
         headers: the records' headers.
     """
 
+    op: str
     source: tuple[str, str, str]
     last_commit_lsn: int | None
     position: tuple[str, str, str]
@@ -66,8 +74,8 @@ class InsertRun:
     headers: Mapping[str, str] | None = None
 
 
-class InsertRunRenderer:
-    """Renders insert runs of one table version. Not thread-safe.
+class RowRunRenderer:
+    """Renders runs of rows of one table version. Not thread-safe.
 
     Args:
         codec: the table version's codec.
@@ -84,8 +92,9 @@ class InsertRunRenderer:
         self._value_names = [dumps(f.name) + ":" for f in codec.fields]
         self._key_names = [dumps(f.name) + ":" for f in codec.key_fields]
 
-    def render(self, payloads: Sequence[bytes], lsns: Sequence[int], run: InsertRun) -> ChangeBlock:
-        """The block of the Insert messages ``payloads`` sent at ``lsns``.
+    def render(self, payloads: Sequence[bytes], lsns: Sequence[int], run: RowRun) -> ChangeBlock:
+        """The block of the messages ``payloads`` (all Insert, or all Update without old tuple)
+        sent at ``lsns``.
 
         Raises:
             pgoutput.ColumnarUnsupportedError: a message this path does not decode (render the
@@ -93,7 +102,7 @@ class InsertRunRenderer:
             What a converter raises on a value it rejects.
         """
         rows = len(payloads)
-        texts = tuple_columns(payloads, INSERT_TUPLE_START)
+        texts = tuple_columns(payloads, RUN_TUPLE_START)
         if len(texts) != len(self.codec.columns):
             raise ColumnarUnsupportedError(
                 f"{len(texts)} columns in the messages, {len(self.codec.columns)} in the relation")
@@ -111,12 +120,12 @@ class InsertRunRenderer:
         else:
             pieces += [f'{{"id":"{run.xid}:', lsn, '","total_order":', _counting(run.total_order, rows),
                        ',"data_collection_order":', _counting(run.collection_order, rows), "}"]
-        pieces.append(f',"op":"c","ts_ms":{now // 1_000_000},"ts_us":{now // 1000},"ts_ns":{now}}}')
+        pieces.append(f',"op":"{run.op}","ts_ms":{now // 1_000_000},"ts_us":{now // 1000},"ts_ns":{now}}}')
         key_texts = join_texts(["{", *interleave(self._key_names, keys), "}"], rows) if keys else None
         p0, p1, p2 = run.position
         positions = join_texts([p0, lsn, p1, lsn, p2], rows)
         order = LsnOrderKeys(run.commit_lsn, tuple(lsns), run.first_n)
-        return ChangeBlock(self.codec.topic, key_texts, join_texts(pieces, rows), "c", positions,
+        return ChangeBlock(self.codec.topic, key_texts, join_texts(pieces, rows), run.op, positions,
                            (run.commit_lsn, lsns[0]), run.first_n, self.codec.schema_id, run.headers,
                            order_keys=order)
 

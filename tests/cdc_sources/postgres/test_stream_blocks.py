@@ -1,7 +1,7 @@
-"""Streamed insert runs rendered column-wise equal the message-by-message rendering.
+"""Streamed runs of inserts and updates rendered column-wise equal the message-by-message rendering.
 
 Two pipelines stream the same changes from two slots created at the same point: one as the
-connector runs (runs of inserts become `ChangeBlock`s, here cut into blocks of 7 rows so that
+connector runs (runs of inserts and of updates without old tuples become `ChangeBlock`s, here cut into blocks of 7 rows so that
 runs split), one with the columnar renderer switched off (every message rendered by itself,
 the path the conformance suite compares with Debezium). Their bronze tables must hold the same
 records, byte for byte (processing-time ``ts_*`` aside), and end at the same order key.
@@ -19,7 +19,7 @@ import pytest
 from bronze.writer import BronzeWriter
 from cdc_sources.postgres import stream
 from cdc_sources.postgres.pgoutput import ColumnarUnsupportedError
-from cdc_sources.postgres.stream_blocks import InsertRunRenderer
+from cdc_sources.postgres.stream_blocks import RowRunRenderer
 from pipelines.capture import run_capture
 from tests.support.bronze_rows import read_topic
 from tests.support.pipeline_yaml import pipeline
@@ -86,6 +86,11 @@ WORKLOAD = [
     ["INSERT INTO other SELECT 2, string_agg(md5(g::text), '') FROM generate_series(1, 4000) g"],
     # single-row transactions
     *[[f"INSERT INTO other VALUES ({i}, 'single {i}')"] for i in range(10, 14)],
+    # runs of updates without old tuples; one run holding an unchanged TOAST value (declined
+    # as a whole, rendered message by message); updates with old tuples (REPLICA IDENTITY FULL)
+    ["UPDATE kinds SET s = s + 1, t = coalesce(t, '') || '!' WHERE id BETWEEN 20 AND 50",
+     "UPDATE other SET id = id WHERE id IN (2, 10, 11)", "UPDATE nokey SET b = b || 'x' WHERE a < 5",
+     "UPDATE masked SET plain = plain || '+' WHERE id < 9"],
 ]
 
 
@@ -152,25 +157,27 @@ def test_columnar_runs_equal_the_message_by_message_rendering(database, tmp_path
     capture(per_message, database, "s_per_message", options)
     run_workload(database)
 
-    rendered: list[int] = []
-    real_render = InsertRunRenderer.render
+    rendered: list[tuple[str, int]] = []
+    real_render = RowRunRenderer.render
 
-    def counting(self: InsertRunRenderer, payloads: Any, lsns: Any, run: Any) -> Any:
+    def counting(self: RowRunRenderer, payloads: Any, lsns: Any, run: Any) -> Any:
         block = real_render(self, payloads, lsns, run)
-        rendered.append(len(block))
+        rendered.append((run.op, len(block)))
         return block
 
     with monkeypatch.context() as m:
-        m.setattr(stream, "INSERT_RUN_ROWS", 7)
-        m.setattr(InsertRunRenderer, "render", counting)
+        m.setattr(stream, "RUN_ROWS", 7)
+        m.setattr(RowRunRenderer, "render", counting)
         capture(columnar, database, "s_columnar", options)
-    assert max(rendered) == 7 and sum(rendered) > 100  # runs were rendered column-wise, and split
+    # runs of both kinds were rendered column-wise, and split
+    assert max(n for _, n in rendered) == 7 and sum(n for op, n in rendered if op == "c") > 100
+    assert sum(n for op, n in rendered if op == "u") > 30
 
     def declined(*_args: Any) -> Any:
         raise ColumnarUnsupportedError("switched off by the test")
 
     with monkeypatch.context() as m:
-        m.setattr(InsertRunRenderer, "render", declined)
+        m.setattr(RowRunRenderer, "render", declined)
         capture(per_message, database, "s_per_message", options)
 
     got, want = bronze(columnar), bronze(per_message)
