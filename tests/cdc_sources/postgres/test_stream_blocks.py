@@ -1,10 +1,11 @@
 """Streamed runs of inserts and updates rendered column-wise equal the message-by-message rendering.
 
 Two pipelines stream the same changes from two slots created at the same point: one as the
-connector runs (runs of inserts and of updates without old tuples become `ChangeBlock`s, here cut into blocks of 7 rows so that
-runs split), one with the columnar renderer switched off (every message rendered by itself,
-the path the conformance suite compares with Debezium). Their bronze tables must hold the same
-records, byte for byte (processing-time ``ts_*`` aside), and end at the same order key.
+connector runs (runs of inserts, and of updates without old tuples, become `ChangeBlock`s, here
+cut into blocks of 7 rows so that runs split), one with the columnar renderer switched off (every
+message rendered by itself, the path the conformance suite compares with Debezium). Their bronze
+tables must hold the same records, byte for byte (processing-time ``ts_*`` aside), and end at the
+same order key.
 """
 
 from __future__ import annotations
