@@ -1,4 +1,5 @@
-"""What every capture benchmark shares: the run context, rates, best-of-N, and measured subprocesses.
+"""What every capture benchmark shares: the run context, rates, best-of-N, our connector's runs
+inside a scenario, a scenario's result, and measured subprocesses.
 
 The PostgreSQL bench (`bench.capture_bench`) and the MySQL/MariaDB bench (`bench.mysql_bench`)
 both run each reader N times and keep the fastest run (start->last), with every run's times and
@@ -12,10 +13,13 @@ import os
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
+
+from bench.ours import CaptureTarget, run_ours, summarize_ours
 
 Say = Callable[[str], None]
 """Prints one progress line of the bench (with the time since the bench started)."""
@@ -80,6 +84,72 @@ def check_bronze(entry: dict[str, Any], rows: int, say: Say) -> None:
     else:
         say(f"  bronze holds {rows:,} rows; {entry['events_per_s']:,.0f} events/s, "
             f"peak RSS {entry['peak_rss_mb']:,.0f} MB")
+
+
+Db = TypeVar("Db")
+
+
+@contextmanager
+def scenario_database(ctx: RunContext, key: str, title: str, create: Callable[[str], Db],
+                      drop: Callable[[Db], object]) -> Iterator[Db]:
+    """Announce scenario ``key`` and give it a database of its own, ``create("bench_<key>")``,
+    which is dropped when the scenario ends."""
+    ctx.say(f"scenario {key}: {title}")
+    db = create(f"bench_{key}")
+    try:
+        yield db
+    finally:
+        drop(db)
+
+
+def scenario_result(key: str, title: str, kind: str, records: int, runs: Mapping[str, list[dict[str, Any]]],
+                    **facts: Any) -> dict[str, Any]:
+    """A scenario's entry in the results: what it ran, its ``facts`` (load time, sizes, ...) and
+    the best run (`best_of`) of every reader that ran."""
+    return {"key": key, "title": title, "kind": kind, "records": records, **facts,
+            "systems": {name: best_of(r) for name, r in runs.items() if r}}
+
+
+# -- our connector inside a scenario -------------------------------------------------------------
+
+STREAM_STEPS = ("our connector, run_capture(until_idle=True) into bronze",
+                "our connector's session alone (records counted, no bronze)")
+"""What a streaming round of ours announces: into bronze, then the session alone."""
+
+SNAPSHOT_STEPS = ("our connector, snapshot.mode=initial, run_capture(until_idle=True) into bronze",
+                  "our connector's snapshot alone (records counted, no bronze)")
+"""What a snapshot round of ours announces: into bronze, then the snapshot alone."""
+
+
+def prime_ours(ctx: RunContext, targets: Sequence[CaptureTarget], stores: str) -> None:
+    """Every pipeline captures the still-empty table once, storing what it ``stores``, so that
+    its later run streams exactly the changes made after this."""
+    ctx.say(f"  setup: our connector snapshots the empty table ({stores}) x{len(targets)}")
+    for target in targets:
+        run_ours(target, expected=0)
+
+
+def run_ours_round(ctx: RunContext, round_: str, runs: dict[str, list[dict[str, Any]]], ours: CaptureTarget,
+                   source: CaptureTarget | None, rows: int, *, steps: tuple[str, str] = STREAM_STEPS,
+                   note: Callable[[dict[str, Any]], None] | None = None) -> None:
+    """One round of ours: into bronze (checked with `check_bronze`, then ``note``d), then the
+    session alone if there is a ``source`` pipeline; appended to ``runs["ours"]`` and
+    ``runs["ours_source"]``. ``round_`` prefixes the steps (``run 1/3:``)."""
+    ctx.say(f"  {round_} {steps[0]}")
+    runs["ours"].append(summarize_ours(run_ours(ours, expected=rows), rows))
+    check_bronze(runs["ours"][-1], rows, ctx.say)
+    if note is not None:
+        note(runs["ours"][-1])
+    if source is not None:
+        ctx.say(f"  {round_} {steps[1]}")
+        runs["ours_source"].append(summarize_ours(run_ours(source, expected=rows, source_only=True), rows))
+
+
+def profile_ours(ctx: RunContext, target: CaptureTarget, rows: int, path: Path) -> str:
+    """Run ours once more under cProfile, the dump going to ``path``; returns the path as text."""
+    ctx.say(f"  profiling our connector (cProfile) -> {path}")
+    run_ours(target, expected=rows, profile=path)
+    return str(path)
 
 
 class CommandFailedError(RuntimeError):

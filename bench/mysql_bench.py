@@ -13,62 +13,38 @@ import argparse
 import shutil
 import subprocess
 import sys
-import tempfile
-import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 if not __package__:  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.cli import add_output_options, add_profile_option, parse_checked, parser, planned, run_bench
+from bench.measure import Say
 from bench.mysql_report import SYSTEMS, details, targets_table
 from bench.mysql_scenarios import MySqlBenchContext, snapshot, streaming
-from bench.report import profile_summary, results_table, write_json
+from bench.report import results_table
 from pipelines.local_mariadb import LocalMariaDB
-
-SCENARIOS = ("stream", "stream_many", "snapshot", "memory")
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m bench.mysql_bench", description=__doc__.split("\n")[0])
-    p.add_argument("--rows-stream", type=int, default=200_000, help="rows inserted for the streaming scenarios")
-    p.add_argument("--rows-snapshot", type=int, default=1_000_000, help="rows in the snapshot scenario's table")
-    p.add_argument("--rows-memory", type=int, default=1_000_000,
-                   help="rows of the single transaction streamed in the memory scenario")
-    p.add_argument("--stream-tx-rows", type=int, default=1_000,
-                   help="rows per transaction in the stream_many scenario")
-    p.add_argument("--scenarios", default=",".join(SCENARIOS),
-                   help=f"comma-separated subset of {', '.join(SCENARIOS)}")
-    p.add_argument("--repeat", type=int, default=1,
-                   help="run every reader this many times and report the fastest (the memory scenario runs once)")
-    p.add_argument("--profile", action="store_true",
-                   help="also run our connector under cProfile (stream and snapshot) and print the top functions")
+    p = parser("python -m bench.mysql_bench", __doc__)
+    add_profile_option(p)
     p.add_argument("--profile-top", type=int, default=25, help="how many functions each profile listing shows")
-    p.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
-    p.add_argument("--workdir", type=Path, default=None, help="scratch directory (default: a new temp dir)")
-    p.add_argument("--keep", action="store_true", help="keep the scratch directory (server, bronze)")
-    args = p.parse_args(argv)
-    unknown = set(args.scenarios.split(",")) - set(SCENARIOS)
-    if unknown:
-        p.error(f"unknown scenarios {sorted(unknown)}; valid: {', '.join(SCENARIOS)}")
-    return args
+    add_output_options(p, kept="server, bronze")
+    return parse_checked(p, argv)
 
 
 def run_scenarios(ctx: MySqlBenchContext, args: argparse.Namespace) -> list[dict[str, Any]]:
-    chosen = args.scenarios.split(",")
     out = []
-    if "stream" in chosen:
-        out.append(streaming(ctx, "stream", f"Streaming {args.rows_stream:,}-row insert", args.rows_stream,
-                             args.rows_stream, profile=True))
-    if "stream_many" in chosen:
-        out.append(streaming(ctx, "stream_many", f"Streaming {args.rows_stream:,}-row insert", args.rows_stream,
-                             args.stream_tx_rows))
-    if "snapshot" in chosen:
-        out.append(snapshot(ctx, "snapshot", f"Snapshot of a {args.rows_snapshot:,}-row table", args.rows_snapshot))
-    if "memory" in chosen:
-        out.append(streaming(ctx, "memory", f"Memory: one {args.rows_memory:,}-row transaction streamed",
-                             args.rows_memory, args.rows_memory, repeat=1, source_only=False, library=False))
+    for s in planned(args):
+        if s.key == "snapshot":
+            out.append(snapshot(ctx, s.key, s.title, s.rows))
+        elif s.key == "memory":
+            out.append(streaming(ctx, s.key, s.title, s.rows, s.tx_rows, repeat=1, source_only=False, library=False))
+        else:
+            out.append(streaming(ctx, s.key, s.title, s.rows, s.tx_rows, profile=s.key == "stream"))
     return out
 
 
@@ -91,36 +67,18 @@ def _server_version() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    started = time.monotonic()
 
-    def say(msg: str) -> None:
-        print(f"[{time.monotonic() - started:7.1f}s] {msg}", flush=True)
+    def start(workdir: Path, say: Say) -> tuple[MySqlBenchContext, Callable[[], object], dict[str, Any]]:
+        server = LocalMariaDB(workdir / "mariadb")
+        version = _server_version()
+        say(f"starting a private MariaDB ({version}) in {server.data_dir} on port {server.port}")
+        server.start()
+        ctx = MySqlBenchContext(workdir, args.results_dir, say, server=server, profile=args.profile,
+                                repeat=max(1, args.repeat))
+        return ctx, server.stop, {"mariadb": version}
 
-    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="cdc-mysql-bench-"))
-    workdir.mkdir(parents=True, exist_ok=True)
-    args.results_dir.mkdir(parents=True, exist_ok=True)
-    server = LocalMariaDB(workdir / "mariadb")
-    version = _server_version()
-    say(f"starting a private MariaDB ({version}) in {server.data_dir} on port {server.port}")
-    server.start()
-    ctx = MySqlBenchContext(workdir, args.results_dir, say, server=server, profile=args.profile,
-                            repeat=max(1, args.repeat))
-    try:
-        scenarios = run_scenarios(ctx, args)
-    finally:
-        server.stop()
-        if not args.keep:
-            shutil.rmtree(workdir, ignore_errors=True)
-    markdown = render(scenarios)
-    print("\n" + markdown)
-    for s in scenarios:
-        if s.get("profile"):
-            print(f"### Profile of our connector: {s['title']}\n\n```\n"
-                  f"{profile_summary(s['profile'], args.profile_top)}```\n")
-    path = write_json(args.results_dir, ctx.stamp, vars(args), scenarios, markdown, {"mariadb": version},
-                      name="mysql_bench")
-    say(f"results written to {path}")
-    return 0
+    return run_bench(args, name="mysql_bench", start=start, scenarios=lambda ctx: run_scenarios(ctx, args),
+                     render=render, profile_top=args.profile_top)
 
 
 if __name__ == "__main__":

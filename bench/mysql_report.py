@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from bench.mysql_scenarios import binlog_reconnects
-from bench.report import RSS_TARGET_MB, scenario_title
+from bench.report import ours_facts, rss_target_row, scenario_details, scenario_title, targets_markdown
 
 SYSTEMS = {
     "ours": "cdc-lakehouse (this connector, into bronze)",
@@ -42,34 +42,32 @@ def targets_table(scenarios: list[dict[str, Any]]) -> str:
             rate = ours["events_per_s"]
             rows.append(f"| {scenario_title(s)}: ≥ {goal:,.0f} {unit} into bronze | {rate:,.0f} {unit} "
                         f"(first→last {ours['events_per_s_first_to_last']:,.0f}) | {'yes' if rate >= goal else 'no'} |")
-        rss = ours["peak_rss_mb"]
-        rows.append(f"| {scenario_title(s)}: peak RSS < {RSS_TARGET_MB:g} MB | {rss:,.0f} MB "
-                    f"| {'yes' if rss < RSS_TARGET_MB else 'no'} |")
-    return "| Target (from the issue) | Measured | Met |\n|---|---|---|\n" + "\n".join(rows) + "\n"
+        rows.append(rss_target_row(s, ours))
+    return targets_markdown(rows)
 
 
 def details(scenarios: list[dict[str, Any]]) -> str:
     """Scenario facts that explain the numbers: load, binlog volume, commits, start-up, reconnects."""
-    out = []
-    for s in scenarios:
-        facts = [f"load {s['load_s']:.1f}s"]
-        if "binlog_bytes" in s:
-            facts.append(f"binlog {s['binlog_bytes'] / 2**20:,.1f} MB in {len(s['binlog_files'])} file(s)")
-        if "table_bytes" in s:
-            facts.append(f"table {s['table_bytes'] / 2**20:,.0f} MB")
-        ours = s["systems"].get("ours")
-        if ours:
-            facts.append(f"ours: {ours['bronze_commits']} bronze commits (commit thread busy "
-                         f"{ours['bronze_commit_busy_s']:.1f}s), start→first record "
-                         f"{ours['start_to_first_s']:.2f}s, run_capture returned after {ours['run_capture_s']:.2f}s, "
-                         f"RSS before run {ours['rss_before_run_mb']:.0f} MB, binlog stream resets "
-                         f"(python-mysql-replication reconnects) {binlog_reconnects(ours)}")
-        source = s["systems"].get("ours_source")
-        if source:
-            facts.append(f"session alone: binlog stream resets {binlog_reconnects(source)}")
-        library = s["systems"].get("library")
-        if library:
-            facts.append(f"python-mysql-replication: start→first row {library['start_to_first_s']:.2f}s, "
-                         f"{library['events']:,} row events, {library['reconnects']} reconnects")
-        out.append(f"- {scenario_title(s)}: " + "; ".join(facts))
-    return "\n".join(out) + "\n"
+    return scenario_details(scenarios, volume=_binlog_volume, readers=_reader_facts)
+
+
+def _binlog_volume(s: dict[str, Any]) -> list[str]:
+    if "binlog_bytes" not in s:
+        return []
+    return [f"binlog {s['binlog_bytes'] / 2**20:,.1f} MB in {len(s['binlog_files'])} file(s)"]
+
+
+def _reader_facts(s: dict[str, Any]) -> list[str]:
+    facts = []
+    ours = s["systems"].get("ours")
+    if ours:
+        facts.append(ours_facts(ours, run_capture="run_capture returned after")
+                     + f", binlog stream resets (python-mysql-replication reconnects) {binlog_reconnects(ours)}")
+    source = s["systems"].get("ours_source")
+    if source:
+        facts.append(f"session alone: binlog stream resets {binlog_reconnects(source)}")
+    library = s["systems"].get("library")
+    if library:
+        facts.append(f"python-mysql-replication: start→first row {library['start_to_first_s']:.2f}s, "
+                     f"{library['events']:,} row events, {library['reconnects']} reconnects")
+    return facts

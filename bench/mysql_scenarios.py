@@ -16,12 +16,24 @@ the largest of all runs.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.measure import RunContext, best_of, check_bronze, rate, timed
+from bench.measure import (
+    SNAPSHOT_STEPS,
+    RunContext,
+    check_bronze,
+    prime_ours,
+    profile_ours,
+    rate,
+    run_ours_round,
+    scenario_database,
+    scenario_result,
+    timed,
+)
 from bench.mysql_ours import MySqlTarget
 from bench.mysql_raw import run_binlog_decode, run_client_read, run_library, run_sscursor
 from bench.mysql_workload import (
@@ -74,11 +86,8 @@ def _prepare_streaming(ctx: MySqlBenchContext, db: MariaDbBench, n: int, *, prof
     readers = _StreamReaders([ctx.target(db, f"ours_{i}") for i in range(n)],
                              [ctx.target(db, f"src_{i}") for i in range(n if source_only else 0)],
                              ctx.target(db, "profile") if profile else None)
-    targets = [*readers.ours, *readers.source, *([readers.profile] if readers.profile else [])]
-    ctx.say(f"  setup: our connector snapshots the empty table (stores its offset and schema history) "
-            f"x{len(targets)}")
-    for target in targets:
-        run_ours(target, expected=0)
+    prime_ours(ctx, [*readers.ours, *readers.source, *([readers.profile] if readers.profile else [])],
+               "stores its offset and schema history")
     return readers
 
 
@@ -97,14 +106,8 @@ def _stream_runs(ctx: MySqlBenchContext, readers: _StreamReaders, db: MariaDbBen
         if library:
             say(f"  {r} python-mysql-replication alone (for ev in stream: ev.rows)")
             runs["library"].append(rate(run_library(db, start, rows, ctx.server_id()), rows))
-        say(f"  {r} our connector, run_capture(until_idle=True) into bronze")
-        runs["ours"].append(summarize_ours(run_ours(readers.ours[i], expected=rows), rows))
-        check_bronze(runs["ours"][-1], rows, say)
-        _say_reconnects(runs["ours"][-1], say)
-        if readers.source:
-            say(f"  {r} our connector's session alone (records counted, no bronze)")
-            runs["ours_source"].append(
-                summarize_ours(run_ours(readers.source[i], expected=rows, source_only=True), rows))
+        run_ours_round(ctx, r, runs, readers.ours[i], readers.source[i] if readers.source else None, rows,
+                       note=lambda entry: _say_reconnects(entry, say))
     return runs
 
 
@@ -113,10 +116,8 @@ def streaming(ctx: MySqlBenchContext, key: str, title: str, rows: int, tx_rows: 
     """Insert ``rows`` rows in transactions of ``tx_rows``; every reader streams them from the binlog."""
     say = ctx.say
     n = ctx.repeat if repeat is None else repeat
-    say(f"scenario {key}: {title}")
-    db = create_database(ctx.server, f"bench_{key}")
     path = ctx.profile_path(key) if profile else None
-    try:
+    with scenario_database(ctx, key, title, functools.partial(create_database, ctx.server), drop_database) as db:
         readers = _prepare_streaming(ctx, db, n, profile=path is not None, source_only=source_only)
         start = binlog_point(db)
         say(f"  setup: inserting {rows:,} rows in transactions of {tx_rows:,} rows")
@@ -124,27 +125,18 @@ def streaming(ctx: MySqlBenchContext, key: str, title: str, rows: int, tx_rows: 
         end = binlog_point(db)
         settle(db)
         runs = _stream_runs(ctx, readers, db, start, end, rows, n, library=library)
-        out: dict[str, Any] = {
-            "key": key, "title": title, "kind": "streaming", "records": rows, "transactions": transactions,
-            "load_s": load_s, "binlog_start": list(start), "binlog_end": list(end),
-            "binlog_files": binlog_files(db, start, end), "binlog_bytes": binlog_bytes(db, start, end),
-            "systems": {name: best_of(r) for name, r in runs.items() if r},
-        }
+        out = scenario_result(key, title, "streaming", rows, runs, transactions=transactions, load_s=load_s,
+                              binlog_start=list(start), binlog_end=list(end),
+                              binlog_files=binlog_files(db, start, end), binlog_bytes=binlog_bytes(db, start, end))
         if readers.profile is not None and path is not None:
-            say(f"  profiling our connector (cProfile) -> {path}")
-            run_ours(readers.profile, expected=rows, profile=path)
-            out["profile"] = str(path)
+            out["profile"] = profile_ours(ctx, readers.profile, rows, path)
         return out
-    finally:
-        drop_database(db)
 
 
 def snapshot(ctx: MySqlBenchContext, key: str, title: str, rows: int) -> dict[str, Any]:
     """A table of ``rows`` rows, read by the mariadb client, pymysql and our snapshot."""
     say = ctx.say
-    say(f"scenario {key}: {title}")
-    db = create_database(ctx.server, f"bench_{key}")
-    try:
+    with scenario_database(ctx, key, title, functools.partial(create_database, ctx.server), drop_database) as db:
         say(f"  setup: loading {rows:,} rows")
         _, load_s = timed(lambda: insert_rows(db, rows, tx_rows=SNAPSHOT_LOAD_TX_ROWS))
         settle(db)
@@ -160,8 +152,8 @@ def snapshot(ctx: MySqlBenchContext, key: str, title: str, rows: int) -> dict[st
             "client": "mariadb -N -B -e 'SELECT ...' > /dev/null",
             "sscursor": "pymysql SSCursor, fetchmany(10000), the connector's conversions",
             "sscursor_default": "pymysql SSCursor, fetchmany(10000), pymysql's default conversions",
-            "ours": "our connector, snapshot.mode=initial, run_capture(until_idle=True) into bronze",
-            "ours_source": "our connector's snapshot alone (records counted, no bronze)",
+            "ours": SNAPSHOT_STEPS[0],
+            "ours_source": SNAPSHOT_STEPS[1],
         }
         runs: dict[str, list[dict[str, Any]]] = {name: [] for name in readers}
         for i in range(ctx.repeat):
@@ -170,17 +162,11 @@ def snapshot(ctx: MySqlBenchContext, key: str, title: str, rows: int) -> dict[st
                 runs[name].append(read(i))
                 if name == "ours":
                     check_bronze(runs[name][-1], rows, say)
-        out: dict[str, Any] = {"key": key, "title": title, "kind": "snapshot", "records": rows, "load_s": load_s,
-                               "table_bytes": table_bytes(db),
-                               "systems": {name: best_of(r) for name, r in runs.items() if r}}
+        out = scenario_result(key, title, "snapshot", rows, runs, load_s=load_s, table_bytes=table_bytes(db))
         path = ctx.profile_path(key)
         if path is not None:
-            say(f"  profiling our connector (cProfile) -> {path}")
-            run_ours(ctx.target(db, "profile"), expected=rows, profile=path)
-            out["profile"] = str(path)
+            out["profile"] = profile_ours(ctx, ctx.target(db, "profile"), rows, path)
         return out
-    finally:
-        drop_database(db)
 
 
 def binlog_reconnects(entry: dict[str, Any]) -> int:

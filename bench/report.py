@@ -6,7 +6,7 @@ import io
 import json
 import platform
 import pstats
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +68,21 @@ def results_table(scenarios: list[dict[str, Any]], systems: Mapping[str, str] | 
     return head + "\n".join(lines) + "\n"
 
 
+TARGETS_HEAD = "| Target (from the issue) | Measured | Met |\n|---|---|---|\n"
+
+
+def targets_markdown(rows: list[str]) -> str:
+    """The targets table: `TARGETS_HEAD` and ``rows``."""
+    return TARGETS_HEAD + "\n".join(rows) + "\n"
+
+
+def rss_target_row(s: dict[str, Any], ours: dict[str, Any]) -> str:
+    """The row of the issue's memory target: our peak RSS in scenario ``s`` below `RSS_TARGET_MB`."""
+    rss = ours["peak_rss_mb"]
+    return (f"| {scenario_title(s)}: peak RSS < {RSS_TARGET_MB:g} MB | {rss:,.0f} MB "
+            f"| {'yes' if rss < RSS_TARGET_MB else 'no'} |")
+
+
 def targets_table(scenarios: list[dict[str, Any]]) -> str:
     """The issue's targets, measured (reported, not asserted)."""
     rows = []
@@ -80,38 +95,57 @@ def targets_table(scenarios: list[dict[str, Any]]) -> str:
             rows.append(f"| {scenario_title(s)}: events/s ≥ {target:g}x Debezium | {ratio:.2f}x "
                         f"(first→last {ratio_f:.2f}x) | {'yes' if ratio >= target else 'no'} |")
         if ours and s.get("memory_target"):
-            rss = ours["peak_rss_mb"]
-            rows.append(f"| {scenario_title(s)}: peak RSS < {RSS_TARGET_MB:g} MB | {rss:,.0f} MB "
-                        f"| {'yes' if rss < RSS_TARGET_MB else 'no'} |")
-    return "| Target (from the issue) | Measured | Met |\n|---|---|---|\n" + "\n".join(rows) + "\n"
+            rows.append(rss_target_row(s, ours))
+    return targets_markdown(rows)
+
+
+Facts = Callable[[dict[str, Any]], list[str]]
+"""The facts of one scenario (short ``name value`` texts)."""
+
+
+def scenario_details(scenarios: list[dict[str, Any]], *, volume: Facts, readers: Facts) -> str:
+    """One line per scenario: load time, the ``volume`` of changes, the table size, the ``readers``' facts."""
+    out = []
+    for s in scenarios:
+        facts = [f"load {s['load_s']:.1f}s", *volume(s)]
+        if "table_bytes" in s:
+            facts.append(f"table {s['table_bytes'] / 2**20:,.0f} MB")
+        out.append(f"- {scenario_title(s)}: " + "; ".join([*facts, *readers(s)]))
+    return "\n".join(out) + "\n"
+
+
+def ours_facts(ours: dict[str, Any], *, run_capture: str = "run_capture") -> str:
+    """Our run's bronze commits, start-up and baseline RSS (``run_capture``: how its duration is named)."""
+    return (f"ours: {ours['bronze_commits']} bronze commits (commit thread busy "
+            f"{ours['bronze_commit_busy_s']:.1f}s), start→first record "
+            f"{ours['start_to_first_s']:.2f}s, {run_capture} {ours['run_capture_s']:.2f}s, "
+            f"RSS before run {ours['rss_before_run_mb']:.0f} MB")
 
 
 def details(scenarios: list[dict[str, Any]]) -> str:
     """Scenario facts that explain the numbers: load time, WAL volume, commits, start-up costs."""
-    out = []
-    for s in scenarios:
-        facts = [f"load {s['load_s']:.1f}s"]
-        if "wal_bytes" in s:
-            facts.append(f"WAL {s['wal_bytes'] / 2**20:,.0f} MB")
-        if "table_bytes" in s:
-            facts.append(f"table {s['table_bytes'] / 2**20:,.0f} MB")
-        ours = s["systems"].get("ours")
-        if ours:
-            facts.append(f"ours: {ours['bronze_commits']} bronze commits (commit thread busy "
-                         f"{ours['bronze_commit_busy_s']:.1f}s), start→first record "
-                         f"{ours['start_to_first_s']:.2f}s, run_capture {ours['run_capture_s']:.2f}s, "
-                         f"RSS before run {ours['rss_before_run_mb']:.0f} MB")
-        dbz = s["systems"].get("debezium")
-        if dbz:
-            facts.append(f"Debezium: JVM start {dbz['jvm_start_s']:.2f}s, connector start→first record "
-                         f"{dbz['start_to_first_s']:.2f}s, process start→last {dbz['process_start_to_last_s']:.2f}s, "
-                         f"{dbz['batches']} batches")
-        recv = s["systems"].get("pg_recvlogical")
-        if recv:
-            facts.append(f"pg_recvlogical: start→first byte {recv['start_to_first_s']:.2f}s, "
-                         f"{recv['bytes'] / 2**20:,.0f} MB received")
-        out.append(f"- {scenario_title(s)}: " + "; ".join(facts))
-    return "\n".join(out) + "\n"
+    return scenario_details(scenarios, volume=_wal_volume, readers=_reader_facts)
+
+
+def _wal_volume(s: dict[str, Any]) -> list[str]:
+    return [f"WAL {s['wal_bytes'] / 2**20:,.0f} MB"] if "wal_bytes" in s else []
+
+
+def _reader_facts(s: dict[str, Any]) -> list[str]:
+    facts = []
+    ours = s["systems"].get("ours")
+    if ours:
+        facts.append(ours_facts(ours))
+    dbz = s["systems"].get("debezium")
+    if dbz:
+        facts.append(f"Debezium: JVM start {dbz['jvm_start_s']:.2f}s, connector start→first record "
+                     f"{dbz['start_to_first_s']:.2f}s, process start→last {dbz['process_start_to_last_s']:.2f}s, "
+                     f"{dbz['batches']} batches")
+    recv = s["systems"].get("pg_recvlogical")
+    if recv:
+        facts.append(f"pg_recvlogical: start→first byte {recv['start_to_first_s']:.2f}s, "
+                     f"{recv['bytes'] / 2**20:,.0f} MB received")
+    return facts
 
 
 # Thread-pool plumbing: a pool thread's whole life (``_worker``) and its idle wait for work.

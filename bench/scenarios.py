@@ -9,12 +9,23 @@ runs are kept in the JSON, and the peak RSS reported is the largest of all runs.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
 from bench.debezium import DebeziumTarget, prime_streaming, run_debezium, summarize_debezium
-from bench.measure import RunContext, best_of, check_bronze, rate, timed
-from bench.ours import OursTarget, run_ours, summarize_ours
+from bench.measure import (
+    SNAPSHOT_STEPS,
+    RunContext,
+    prime_ours,
+    profile_ours,
+    rate,
+    run_ours_round,
+    scenario_database,
+    scenario_result,
+    timed,
+)
+from bench.ours import OursTarget
 from bench.raw import recvlogical_create_slot, run_copy_psql, run_copy_psycopg, run_recvlogical
 from bench.workload import (
     BenchDb,
@@ -55,11 +66,7 @@ def _prepare_streaming(ctx: BenchContext, key: str, db: BenchDb, n: int, *, debe
     source = [OursTarget(db, ctx.workdir / f"lake_{key}_src_{i}", f"bench_src_{i}")
               for i in range(n if source_only else 0)]
     prof = OursTarget(db, ctx.workdir / f"lake_{key}_profile", "bench_profile") if profile else None
-    targets = [*ours, *source, *([prof] if prof else [])]
-    ctx.say(f"  setup: our connector snapshots the empty table (creates its slot, stores its offset) "
-            f"x{len(targets)}")
-    for target in targets:
-        run_ours(target, expected=0)
+    prime_ours(ctx, [*ours, *source, *([prof] if prof else [])], "creates its slot, stores its offset")
     dbz = [DebeziumTarget(db, ctx.workdir / f"debezium_{key}_{i}", f"bench_debezium_{i}")
            for i in range(n if debezium else 0)]
     if dbz:
@@ -80,13 +87,8 @@ def _stream_runs(ctx: BenchContext, readers: _StreamReaders, db: BenchDb, end_ls
     for i in range(n):
         say(f"  run {i + 1}/{n}: pg_recvlogical (pgoutput, to a pipe that discards)")
         runs["pg_recvlogical"].append(rate(run_recvlogical(db, f"bench_recvlogical_{i}", end_lsn), rows))
-        say(f"  run {i + 1}/{n}: our connector, run_capture(until_idle=True) into bronze")
-        runs["ours"].append(summarize_ours(run_ours(readers.ours[i], expected=rows), rows))
-        check_bronze(runs["ours"][-1], rows, say)
-        if readers.source:
-            say(f"  run {i + 1}/{n}: our connector's session alone (records counted, no bronze)")
-            runs["ours_source"].append(
-                summarize_ours(run_ours(readers.source[i], expected=rows, source_only=True), rows))
+        run_ours_round(ctx, f"run {i + 1}/{n}:", runs, readers.ours[i],
+                       readers.source[i] if readers.source else None, rows)
         if readers.debezium:
             say(f"  run {i + 1}/{n}: Debezium embedded ({ctx.debezium_consumer} count-only consumer)")
             raw = run_debezium(readers.debezium[i], expected=rows, snapshot_mode="initial",
@@ -101,10 +103,8 @@ def streaming(ctx: BenchContext, key: str, title: str, rows: int, tx_rows: int, 
     """Insert ``rows`` rows in transactions of ``tx_rows``; every reader streams them from its slot."""
     say = ctx.say
     n = ctx.repeat if repeat is None else repeat
-    say(f"scenario {key}: {title}")
-    db = create_database(ctx.server, f"bench_{key}")
     path = ctx.profile_path(key) if profile else None
-    try:
+    with scenario_database(ctx, key, title, functools.partial(create_database, ctx.server), drop_database) as db:
         readers = _prepare_streaming(ctx, key, db, n, debezium=debezium, profile=path is not None,
                                      source_only=source_only)
         start_lsn = current_lsn(db)
@@ -113,26 +113,17 @@ def streaming(ctx: BenchContext, key: str, title: str, rows: int, tx_rows: int, 
         end_lsn = current_lsn(db)
         settle(db)
         runs = _stream_runs(ctx, readers, db, end_lsn, rows, n)
-        out: dict[str, Any] = {
-            "key": key, "title": title, "kind": "streaming", "records": rows, "transactions": transactions,
-            "load_s": load_s, "wal_bytes": wal_bytes(db, start_lsn, end_lsn),
-            "systems": {name: best_of(r) for name, r in runs.items() if r},
-        }
+        out = scenario_result(key, title, "streaming", rows, runs, transactions=transactions, load_s=load_s,
+                              wal_bytes=wal_bytes(db, start_lsn, end_lsn))
         if readers.profile is not None and path is not None:
-            say(f"  profiling our connector (cProfile) -> {path}")
-            run_ours(readers.profile, expected=rows, profile=path)
-            out["profile"] = str(path)
+            out["profile"] = profile_ours(ctx, readers.profile, rows, path)
         return out
-    finally:
-        drop_database(db)
 
 
 def snapshot(ctx: BenchContext, key: str, title: str, rows: int, *, debezium: bool) -> dict[str, Any]:
     """A table of ``rows`` rows, read by COPY (psql, psycopg), our snapshot and Debezium's."""
     say = ctx.say
-    say(f"scenario {key}: {title}")
-    db = create_database(ctx.server, f"bench_{key}")
-    try:
+    with scenario_database(ctx, key, title, functools.partial(create_database, ctx.server), drop_database) as db:
         say(f"  setup: loading {rows:,} rows")
         _, load_s = timed(lambda: insert_rows(db, rows, tx_rows=rows))
         settle(db)
@@ -144,28 +135,18 @@ def snapshot(ctx: BenchContext, key: str, title: str, rows: int, *, debezium: bo
             runs["copy_psql"].append(rate(run_copy_psql(db), rows))
             say(f"  {n} COPY (SELECT ...) TO STDOUT via psycopg, rows iterated in Python")
             runs["copy_psycopg"].append(rate(run_copy_psycopg(db), rows))
-            say(f"  {n} our connector, snapshot.mode=initial, run_capture(until_idle=True) into bronze")
-            ours = OursTarget(db, ctx.workdir / f"lake_{key}_{i}", f"bench_ours_{i}")
-            runs["ours"].append(summarize_ours(run_ours(ours, expected=rows), rows))
-            check_bronze(runs["ours"][-1], rows, say)
-            say(f"  {n} our connector's snapshot alone (records counted, no bronze)")
-            source = OursTarget(db, ctx.workdir / f"lake_{key}_src_{i}", f"bench_src_{i}")
-            runs["ours_source"].append(summarize_ours(run_ours(source, expected=rows, source_only=True), rows))
+            run_ours_round(ctx, n, runs, OursTarget(db, ctx.workdir / f"lake_{key}_{i}", f"bench_ours_{i}"),
+                           OursTarget(db, ctx.workdir / f"lake_{key}_src_{i}", f"bench_src_{i}"), rows,
+                           steps=SNAPSHOT_STEPS)
             if debezium:
                 say(f"  {n} Debezium embedded, snapshot.mode=initial ({ctx.debezium_consumer} count-only consumer)")
                 dbz = DebeziumTarget(db, ctx.workdir / f"debezium_{key}_{i}", f"bench_debezium_{i}")
                 raw = run_debezium(dbz, expected=rows, snapshot_mode="initial", consumer=ctx.debezium_consumer)
                 runs["debezium"].append(summarize_debezium(raw, rows))
-        out: dict[str, Any] = {"key": key, "title": title, "kind": "snapshot", "records": rows, "load_s": load_s,
-                               "table_bytes": table_bytes(db),
-                               "systems": {name: best_of(r) for name, r in runs.items() if r}}
+        out = scenario_result(key, title, "snapshot", rows, runs, load_s=load_s, table_bytes=table_bytes(db))
         path = ctx.profile_path(key)
         if path is not None:
-            say(f"  profiling our connector (cProfile) -> {path}")
-            run_ours(OursTarget(db, ctx.workdir / f"lake_{key}_profile", "bench_profile"), expected=rows,
-                     profile=path)
-            out["profile"] = str(path)
+            out["profile"] = profile_ours(ctx, OursTarget(db, ctx.workdir / f"lake_{key}_profile", "bench_profile"),
+                                          rows, path)
         return out
-    finally:
-        drop_database(db)
 

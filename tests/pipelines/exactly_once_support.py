@@ -8,14 +8,9 @@ event by event, without trusting any code under test.
 
 from __future__ import annotations
 
-import functools
-import random
 import re
-import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -32,18 +27,17 @@ from tests.support.bronze_rows import (
     read_offsets,
     read_topic,
     seq_problems,
+    state_problems,
 )
 from tests.support.capture_process import (
     CaptureProcess,
-    TracePlan,
     log_commits,
     read_trace,
-    traced_capture,
     wait_until,
 )
+from tests.support.workload_thread import TABLES, WorkloadThread
 
 PREFIX = "pg"
-TABLES = ("accounts", "big", "orders")
 DDL = (
     "CREATE TABLE accounts (id int PRIMARY KEY, balance bigint NOT NULL, note text)",
     "ALTER TABLE accounts REPLICA IDENTITY FULL",
@@ -130,134 +124,53 @@ class SnapshotGate:
 # -- workload -----------------------------------------------------------------------------------
 
 
-@dataclass
-class Workload:
-    """A seeded writer thread: inserts, updates, deletes, key changes, multi-table and large transactions.
+class Workload(WorkloadThread[str, psycopg.Connection[Any]]):
+    """A seeded writer thread on a libpq DSN (see `tests.support.workload_thread`).
 
-    It keeps an optimistic model of live ids only to pick targets; new ids are never reused, so
-    a transaction whose outcome is unknown (server restarted) cannot make a later one fail.
+    Statements are parameterized one-row statements; the large transaction inserts
+    ``large_rows`` rows into ``orders`` and updates as many rows of ``big``.
     """
 
-    dsn: str
-    seed: int
-    sizes: dict[str, int]
-    pause_s: float = 0.01
-    large_rows: int = 10_000
-    large_at_steps: tuple[int, ...] = ()
-    steps: int = 0
-    committed: int = 0
-    failed: int = 0
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _large: threading.Event = field(default_factory=threading.Event)
-    _thread: threading.Thread | None = None
+    LOST = (psycopg.OperationalError,)
+    TEXTS = ("a", "é ü", "it's", "tab\there", "x" * 40)
+    CHURN_SQL = ("INSERT INTO orders VALUES (%s, 1, 1, 'churn')",
+                 "UPDATE orders SET qty = qty + 5, status = 'churned' WHERE id = %s",
+                 "DELETE FROM orders WHERE id = %s")
 
-    def __post_init__(self) -> None:
-        self.rng = random.Random(self.seed)
-        self.live = {t: list(range(1, n + 1)) for t, n in self.sizes.items()}
-        self.next_id = {t: 1_000_000 for t in self.sizes}
+    def _connect(self) -> psycopg.Connection[Any]:
+        return psycopg.connect(self.where, autocommit=True, connect_timeout=5, options=SYNC_COMMIT)
 
-    def start(self) -> Workload:
-        self._thread = threading.Thread(target=self._run, name="workload", daemon=True)
-        self._thread.start()
-        return self
+    def _transaction(self, conn: psycopg.Connection[Any]) -> None:
+        with conn.transaction():
+            done = self._step(conn)
+        done()
 
-    def request_large(self) -> None:
-        """Run one large transaction (``2 * large_rows`` changes) at the next step."""
-        self._large.set()
+    def _exec(self, conn: psycopg.Connection[Any], sql: str, args: Any = None) -> None:
+        conn.execute(sql, args)
 
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(60)
-
-    def _run(self) -> None:
-        conn: psycopg.Connection[Any] | None = None
-        while not self._stop.is_set():
-            try:
-                conn = conn or psycopg.connect(self.dsn, autocommit=True, connect_timeout=5, options=SYNC_COMMIT)
-                with conn.transaction():
-                    done = self._step(conn)
-                done()
-                self.committed += 1
-            except psycopg.OperationalError:
-                self.failed += 1
-                _close(conn)
-                conn = None
-                time.sleep(0.2)
-            self.steps += 1
-            time.sleep(self.pause_s)
-        _close(conn)
-
-    def _step(self, conn: psycopg.Connection[Any]) -> Callable[[], None]:
-        """Run one transaction's statements; returns what to apply to the model once committed."""
-        if self.steps in self.large_at_steps or self._large.is_set():
-            self._large.clear()
-            return self._large_tx(conn)
-        r = self.rng.random()
-        t = self.rng.choice(TABLES)
-        if r < 0.25:
-            return self._insert(conn, t, self.rng.randint(1, 3))
-        if r < 0.50:
-            return self._update(conn, t, self.rng.randint(1, 3))
-        if r < 0.62:
-            return self._delete(conn, t)
-        if r < 0.72:
-            return self._rekey(conn, t)
-        if r < 0.92:
-            return _all(self._insert(conn, "orders", 1), self._update(conn, "accounts", 1),
-                        self._update(conn, "big", 1), self._delete(conn, "orders"))
-        return self._churn(conn)
-
-    def _new_id(self, t: str) -> int:
-        self.next_id[t] += 1
-        return self.next_id[t]
-
-    def _pick(self, t: str) -> int | None:
-        ids = self.live[t]
-        return ids[self.rng.randrange(len(ids))] if ids else None
+    def _close(self, conn: psycopg.Connection[Any]) -> None:
+        conn.close()
 
     def _insert(self, conn: psycopg.Connection[Any], t: str, n: int) -> Callable[[], None]:
         ids = [self._new_id(t) for _ in range(n)]
         for i in ids:
-            conn.execute(_INSERT[t], (i, self.rng.randint(1, 500), _text(self.rng)))
+            self._exec(conn, _INSERT[t], (i, self.rng.randint(1, 500), self._text()))
         return lambda: self.live[t].extend(ids)
 
     def _update(self, conn: psycopg.Connection[Any], t: str, n: int) -> Callable[[], None]:
         for _ in range(n):
             i = self._pick(t)
             if i is not None:
-                conn.execute(_UPDATE[t], (self.rng.randint(-50, 50), _text(self.rng), i))
-        return lambda: None
-
-    def _delete(self, conn: psycopg.Connection[Any], t: str) -> Callable[[], None]:
-        i = self._pick(t)
-        if i is None:
-            return lambda: None
-        conn.execute(f"DELETE FROM {t} WHERE id = %s", (i,))
-        return lambda: _discard(self.live[t], i)
-
-    def _rekey(self, conn: psycopg.Connection[Any], t: str) -> Callable[[], None]:
-        old, new = self._pick(t), self._new_id(t)
-        if old is None:
-            return lambda: None
-        conn.execute(f"UPDATE {t} SET id = %s WHERE id = %s", (new, old))
-        return _all(lambda: _discard(self.live[t], old), lambda: self.live[t].append(new))
-
-    def _churn(self, conn: psycopg.Connection[Any]) -> Callable[[], None]:
-        """Insert, update and delete one row in one transaction (c, u, d, tombstone)."""
-        i = self._new_id("orders")
-        conn.execute(_INSERT["orders"], (i, 1, "churn"))
-        conn.execute(_UPDATE["orders"], (5, "churned", i))
-        conn.execute("DELETE FROM orders WHERE id = %s", (i,))
+                self._exec(conn, _UPDATE[t], (self.rng.randint(-50, 50), self._text(), i))
         return lambda: None
 
     def _large_tx(self, conn: psycopg.Connection[Any]) -> Callable[[], None]:
         first = self.next_id["orders"] + 1
         self.next_id["orders"] += self.large_rows
-        conn.execute("INSERT INTO orders SELECT g, 1, g %% 7, 'bulk' FROM generate_series(%s, %s) g",
-                     (first, first + self.large_rows - 1))
+        self._exec(conn, "INSERT INTO orders SELECT g, 1, g %% 7, 'bulk' FROM generate_series(%s, %s) g",
+                   (first, first + self.large_rows - 1))
         start = self.rng.randint(1, max(1, self.sizes.get("big", 1) - self.large_rows))
-        conn.execute("UPDATE big SET grp = grp + 1 WHERE id >= %s AND id < %s", (start, start + self.large_rows))
+        self._exec(conn, "UPDATE big SET grp = grp + 1 WHERE id >= %s AND id < %s", (start, start + self.large_rows))
         return lambda: self.live["orders"].extend(range(first, first + self.large_rows))
 
 
@@ -267,32 +180,6 @@ _INSERT = {"accounts": "INSERT INTO accounts VALUES (%s, %s, %s)",
 _UPDATE = {"accounts": "UPDATE accounts SET balance = balance + %s, note = %s WHERE id = %s",
            "big": "UPDATE big SET grp = grp + %s, name = %s WHERE id = %s",
            "orders": "UPDATE orders SET qty = qty + %s, status = %s WHERE id = %s"}
-
-
-def _text(rng: random.Random) -> str | None:
-    return None if rng.random() < 0.05 else rng.choice(["a", "é ü", "it's", "tab\there", "x" * 40]) + str(
-        rng.randrange(10**6))
-
-
-def _all(*fns: Callable[[], None]) -> Callable[[], None]:
-    def run() -> None:
-        for fn in fns:
-            fn()
-    return run
-
-
-def _discard(ids: list[int], i: int) -> None:
-    try:
-        k = ids.index(i)
-    except ValueError:
-        return
-    ids[k] = ids[-1]
-    ids.pop()
-
-
-def _close(conn: psycopg.Connection[Any] | None) -> None:
-    if conn is not None:
-        conn.close()
 
 
 # -- oracle --------------------------------------------------------------------------------------
@@ -427,32 +314,8 @@ def _check_table(rows: list[dict[str, Any]], source: dict[int, dict[str, Any]], 
     if stale:
         problems.append(f"{SNAPSHOT_LEFTOVERS} (lsn: rows): {dict(stale)}; "
                         f"the completed snapshot is at lsn {snapshot_lsn}")
-    problems += compare_state(rows, source)
+    problems += state_problems(rows, source)
     return problems
-
-
-def reconstruct(rows: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
-    """Apply bronze events in seq order: c/u/r upsert ``after``, d deletes, tombstones are skipped."""
-    state: dict[int, dict[str, Any]] = {}
-    for r in rows:
-        if r["op"] in ("c", "u", "r"):
-            after = orjson.loads(r["value"])["after"]
-            state[after["id"]] = after
-        elif r["op"] == "d":
-            state.pop(int(orjson.loads(r["key"])["id"]), None)
-    return state
-
-
-def compare_state(rows: list[dict[str, Any]], source: dict[int, dict[str, Any]]) -> list[str]:
-    state = reconstruct(rows)
-    missing = sorted(source.keys() - state.keys())
-    extra = sorted(state.keys() - source.keys())
-    wrong = sorted(k for k in source.keys() & state.keys() if source[k] != state[k])
-    if not (missing or extra or wrong):
-        return []
-    return [f"bronze state != SELECT *: {len(missing)} missing ids {missing[:5]}, {len(extra)} extra ids "
-            f"{extra[:5]}, {len(wrong)} differing ids "
-            + "; ".join(f"{k}: bronze {state[k]} source {source[k]}" for k in wrong[:3])]
 
 
 def compare_events(rows: list[dict[str, Any]], expected: list[Event]) -> list[str]:
@@ -505,36 +368,15 @@ def check_slot(conn: psycopg.Connection[Any], slot: str, rows_by_offset: list[di
 
 # -- deterministic kills inside a child process (`tests.support.capture_process.traced_capture`) ----
 
-
-@dataclass(frozen=True)
-class KillPlan:
-    """Where a child capture kills itself, and what it writes when streaming starts.
-
-    Attributes:
-        trace: a file that gets one line per bronze write (``write <n> <table>``), per slot
-            acknowledgement (``ack <n>``) and ``stream`` when streaming starts.
-        after_write: SIGKILL right after the Nth ``write_deltalake`` of ``bronze.writer`` returns.
-        after_ack: SIGKILL right after the Nth ``PostgresStreamReader.acknowledge`` returns.
-        dsn: where to apply ``workload`` (one transaction per item) just before streaming starts.
-    """
-
-    trace: str
-    after_write: int = 0
-    after_ack: int = 0
-    dsn: str = ""
-    workload: tuple[str, ...] = ()
+ACK = "cdc_sources.postgres.stream:PostgresStreamReader.acknowledge"
+"""The method whose return is a slot acknowledgement (an ``ack`` kill point)."""
+STREAM = "cdc_sources.postgres.session:PostgresCaptureSession.stream"
+"""The session's streaming generator (the targeted workload is applied just before it starts)."""
 
 
 def apply_workload(dsn: str, transactions: tuple[str, ...]) -> None:
+    """Run each item's statements as one transaction (in a child capture: just before streaming)."""
     with psycopg.connect(dsn, autocommit=True, options=SYNC_COMMIT) as conn:
         for statements in transactions:
             with conn.transaction():
                 conn.execute(statements.encode())
-
-
-def child_capture(pipeline_text: str, plan: KillPlan) -> None:
-    """Child-process entry: ``run_capture(until_idle=True)`` with the kill points of ``plan``."""
-    traced_capture(pipeline_text, TracePlan(
-        plan.trace, ack="cdc_sources.postgres.stream:PostgresStreamReader.acknowledge",
-        stream="cdc_sources.postgres.session:PostgresCaptureSession.stream", after_write=plan.after_write,
-        after_ack=plan.after_ack, before_stream=functools.partial(apply_workload, plan.dsn, plan.workload)))

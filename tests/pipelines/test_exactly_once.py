@@ -27,32 +27,37 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from pipelines.capture import run_capture
-from pipelines.config import parse_pipeline
 from pipelines.local_postgres import LocalPostgres
 from tests.pipelines.exactly_once_support import (
+    ACK,
     GATE_OPTIONS,
+    PREFIX,
+    STREAM,
     CaptureProcess,
-    KillPlan,
     SnapshotGate,
     Workload,
     apply_workload,
     check_exactly_once,
-    child_capture,
     create_oracle_slot,
     create_schema,
     offsets,
     oracle_commit_lsns,
     pipeline_yaml,
-    read_bronze,
-    read_trace,
     slot_ahead,
     slot_confirmed,
     topic,
     wait_until,
 )
-from tests.support.capture_process import KillPoint
-from tests.support.capture_process import kill_points as _kill_points
+from tests.support.bronze_rows import holds_id, snapshot_completed
+from tests.support.capture_process import (
+    KillPoint,
+    clean_run_points,
+    kill_after,
+    kill_at_each,
+    kill_mid_snapshot,
+    run_killed_child,
+    trace_plan,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 
@@ -65,30 +70,9 @@ def _dbname(dsn: str) -> str:
 # -- 1. SIGKILL at random moments while a workload writes ------------------------------------------
 
 
-def _big_committed_since(root: str, batch: int) -> bool:
-    """Whether a batch after ``batch`` committed rows of the big table, offset included."""
-    return any(r["batch"] > batch and topic("big") in r["topics"] for r in offsets(root))
-
-
-def _kill_mid_snapshot(capture: CaptureProcess, root: str, delay: float | None) -> None:
-    """Start capture (its snapshot cannot finish: the gate is held) and SIGKILL it ``delay``
-    seconds after it planned, or (None) once this attempt has committed rows of the big table."""
-    last = offsets(root)
-    batch = last[-1]["batch"] if last else 0
-    capture.start()
-    assert capture.wait_output("plan:", 60), f"capture did not start:\n{capture.tail()}"
-    if delay is None:
-        assert wait_until(lambda: _big_committed_since(root, batch), 120, 0.1), capture.tail()
-    else:
-        time.sleep(delay)
-    status = capture.kill()
-    assert status == -9, f"capture ended by itself during the snapshot ({status}):\n{capture.tail()}"
-
-
 def _snapshot_completed(root: str, capture: CaptureProcess) -> bool:
-    assert capture.proc is not None and capture.proc.poll() is None, f"capture ended:\n{capture.tail()}"
-    rows = offsets(root)
-    return bool(rows) and rows[-1]["snapshot_completed"]
+    assert capture.running, f"capture ended:\n{capture.tail()}"
+    return snapshot_completed(root, PREFIX)
 
 
 def _discarded_rows(capture: CaptureProcess, runs: range) -> int:
@@ -118,7 +102,7 @@ def test_random_sigkills_during_snapshot_and_streaming_leave_bronze_exactly_once
     marks: list = []
     try:
         for delay in (None, rng.uniform(0.0, 2.0), rng.uniform(0.0, 2.0), None):
-            _kill_mid_snapshot(capture, root, delay)
+            kill_mid_snapshot(capture, root, delay, source=PREFIX, big_topic=topic("big"), timeout=120, interval=0.1)
             kills += 1
         assert not offsets(root)[-1]["snapshot_completed"]
         gate.release()
@@ -128,12 +112,7 @@ def test_random_sigkills_during_snapshot_and_streaming_leave_bronze_exactly_once
         workload.request_large()
         with psycopg.connect(pg_db, row_factory=dict_row, autocommit=True) as conn:
             for _ in range(22):
-                if capture.proc is None or capture.proc.poll() is not None:
-                    capture.start()
-                    assert capture.wait_output("plan:", 60), f"capture did not start:\n{capture.tail()}"
-                time.sleep(rng.uniform(0.0, 1.2))
-                status = capture.kill()
-                assert status == -9, f"capture ended by itself ({status}):\n{capture.tail()}"
+                kill_after(capture, rng.uniform(0.0, 1.2))
                 kills += 1
                 marks.append((slot_confirmed(conn, slot), offsets(root)))
     finally:
@@ -142,8 +121,7 @@ def test_random_sigkills_during_snapshot_and_streaming_leave_bronze_exactly_once
         if capture.proc is not None:
             capture.kill()
     assert workload.committed > 500, workload
-    final = capture.start(until_idle=True)
-    assert final.proc is not None and final.proc.wait(300) == 0, final.tail()
+    final = capture.run_until_idle()
     assert "0 snapshot rows" in final.stdout.read_text(), final.tail()
     problems += check_exactly_once(root, pg_db, slot=slot, oracle_slot=oracle if has_oracle else None)
     commits = oracle_commit_lsns(pg_db, oracle) if has_oracle else None
@@ -183,30 +161,19 @@ class KillHarness:
             conn.execute(f'CREATE DATABASE "{self.template}"')
         create_schema(server.dsn(self.template), **TARGETED_SIZES)
 
-    def run(self, plan: dict[str, int]) -> tuple[int | None, list[tuple[str, int, str]], list[str]]:
-        """One scenario: child capture with ``plan``, then a normal restart; returns the child's
-        exit code, its trace and the exactly-once problems found."""
+    def run(self, kind: str = "", n: int = 0) -> tuple[int | None, list[tuple[str, int, str]], list[str]]:
+        """One scenario: a child capture killed at the ``n``-th ``kind`` point (none: not killed),
+        then a normal run; returns the child's exit code, its trace and the problems found."""
         self.runs += 1
         db, dsn, root = self._fresh_db()
         try:
             text = pipeline_yaml(root, dsn, slot=f"{db}_c", interval_ms=600_000, max_records=4)
-            trace = str(self.workdir / f"{db}.trace")
-            child = self.ctx.Process(target=child_capture, args=(text, KillPlan(
-                trace, plan.get("write", 0), plan.get("ack", 0), dsn, TARGETED_WORKLOAD)))
-            child.start()
-            child.join(120)
-            if child.is_alive():
-                child.kill()
-                child.join()
-                raise AssertionError(f"the child capture with {plan} hung: see {trace}")
-            run_capture(parse_pipeline(text, env={}), until_idle=True)
-            with psycopg.connect(dsn) as conn:
-                applied = conn.execute("SELECT 1 FROM accounts WHERE id = 4").fetchone() is not None
-            if not applied:  # killed during the snapshot: stream the workload after the restart
-                apply_workload(dsn, TARGETED_WORKLOAD)
-                run_capture(parse_pipeline(text, env={}), until_idle=True)
-            problems = check_exactly_once(root, dsn, slot=f"{db}_c", oracle_slot=self.oracle)
-            return child.exitcode, read_trace(trace), problems
+            workload = functools.partial(apply_workload, dsn, TARGETED_WORKLOAD)
+            plan = trace_plan(str(self.workdir / f"{db}.trace"), kind, n, ack=ACK, stream=STREAM,
+                              before_stream=workload)
+            code, trace = run_killed_child(self.ctx, text, plan, applied=functools.partial(_applied, dsn),
+                                           apply=workload)
+            return code, trace, check_exactly_once(root, dsn, slot=f"{db}_c", oracle_slot=self.oracle)
         finally:
             _drop_database(self.server, db)
 
@@ -221,6 +188,12 @@ class KillHarness:
 
     def close(self) -> None:
         _drop_database(self.server, self.template)
+
+
+def _applied(dsn: str) -> bool:
+    """Whether the targeted workload's last transaction is in the database."""
+    with psycopg.connect(dsn) as conn:
+        return conn.execute("SELECT 1 FROM accounts WHERE id = 4").fetchone() is not None
 
 
 def _drop_database(server: LocalPostgres, name: str) -> None:
@@ -245,12 +218,7 @@ def harness(pg_server: LocalPostgres,
     """The harness and the kill points of an uninterrupted run (which must itself be exactly once)."""
     h = KillHarness(pg_server, tmp_path_factory.mktemp("kills"))
     try:
-        code, trace, problems = h.run({})
-        assert code == 0 and problems == [], (code, problems)
-        points = _kill_points(trace)
-        whats = {p.what.split(" (")[0].split(" committed")[0] for p in points}
-        assert {"offsets", "all data", "schema history", "slot acknowledged, before the next batch"} <= whats
-        assert any("before the batch's next table" in p.what for p in points), points
+        _, points = clean_run_points(h.run)
         yield h, points
     finally:
         h.close()
@@ -264,14 +232,7 @@ def harness(pg_server: LocalPostgres,
 ])
 def test_sigkill_at_every_protocol_point_leaves_bronze_exactly_once(harness, phase, kind):
     h, points = harness
-    chosen = [p for p in points if p.phase == phase and p.kind == kind]
-    assert len(chosen) >= 3, points
-    failures = []
-    for point in chosen:
-        code, _, problems = h.run({kind: point.n})
-        assert code == -9, f"{kind} {point.n}: the child was not killed there (exit code {code})"
-        failures += [f"killed after {kind} {point.n} [{point.what}]: {p}" for p in problems]
-    assert not failures, f"{len(chosen)} kill points" + ":\n" + "\n".join(failures)
+    kill_at_each(h.run, points, phase, kind)
 
 
 # -- 3. the database restarts under a running capture ---------------------------------------------
@@ -300,7 +261,7 @@ def _marker_captured(root: str, dsn: str, marker: int, supervisor: Supervisor, c
 
     def captured() -> bool:
         supervisor.ensure_running(context)
-        return any(r["key"] == f'{{"id":{marker}}}' for r in read_bronze(root, "accounts"))
+        return holds_id(root, topic("accounts"), marker)
 
     assert wait_until(captured, 90, 0.5), f"marker {marker} not in bronze {context}:\n{supervisor.capture.tail()}"
 
@@ -351,8 +312,7 @@ def _restart_scenario(server: LocalPostgres, tmp_path: Path) -> None:
     finally:
         workload.stop()
         supervisor.capture.kill()
-    final = supervisor.capture.start(until_idle=True)
-    assert final.proc is not None and final.proc.wait(300) == 0, final.tail()
+    supervisor.capture.run_until_idle()
     problems = check_exactly_once(root, dsn, slot="capture", oracle_slot=oracle)
     assert problems == [], f"{workload.committed} transactions, {workload.failed} failed:\n" + "\n".join(problems)
     assert workload.failed > 0, "the workload never saw the server go away"

@@ -32,17 +32,17 @@ from typing import Any
 
 import pytest
 
-from pipelines.capture import run_capture
-from pipelines.config import parse_pipeline
 from pipelines.local_mariadb import LocalMariaDB
-from tests.support.bronze_rows import read_offsets, read_topic
+from tests.support.bronze_rows import holds_id, snapshot_completed
 from tests.support.capture_process import (
     CaptureProcess,
     KillPoint,
-    TracePlan,
-    kill_points,
-    read_trace,
-    traced_capture,
+    clean_run_points,
+    kill_after,
+    kill_at_each,
+    kill_mid_snapshot,
+    run_killed_child,
+    trace_plan,
     wait_until,
 )
 from tests.support.mariadb_checks import check_exactly_once
@@ -58,33 +58,7 @@ def _topic(args: dict[str, Any], table: str) -> str:
     return f"{SOURCE}.{args['database']}.{table}"
 
 
-def _snapshot_completed(root: str) -> bool:
-    rows = read_offsets(root, SOURCE)
-    return bool(rows) and rows[-1]["snapshot_completed"]
-
-
 # -- 1. SIGKILL at random moments while a workload writes ------------------------------------------
-
-
-def _big_committed_since(root: str, topic: str, batch: int) -> bool:
-    """Whether a batch after ``batch`` committed rows of the big table, offset included."""
-    return any(r["batch"] > batch and topic in r["topics"] for r in read_offsets(root, SOURCE))
-
-
-def _kill_mid_snapshot(capture: CaptureProcess, root: str, big_topic: str, delay: float | None) -> None:
-    """Start capture and SIGKILL it ``delay`` seconds after it planned, or (None) once this
-    attempt has committed rows of the big table; the snapshot must not have completed."""
-    last = read_offsets(root, SOURCE)
-    batch = last[-1]["batch"] if last else 0
-    capture.start()
-    assert capture.wait_output("plan:", 60), f"capture did not start:\n{capture.tail()}"
-    if delay is None:
-        assert wait_until(lambda: _big_committed_since(root, big_topic, batch), 60, 0.05), capture.tail()
-    else:
-        time.sleep(delay)
-    status = capture.kill()
-    assert status == -9, f"capture ended by itself during the snapshot ({status}):\n{capture.tail()}"
-    assert not _snapshot_completed(root), "the snapshot completed before the kill: make the big table bigger"
 
 
 @pytest.mark.slow
@@ -102,29 +76,26 @@ def test_random_sigkills_during_snapshot_and_streaming_leave_bronze_exactly_once
     kills = 0
     try:
         for delay in (None, rng.uniform(0.0, 1.0), None):
-            _kill_mid_snapshot(capture, root, _topic(mariadb_db, "big"), delay)
+            kill_mid_snapshot(capture, root, delay, source=SOURCE, big_topic=_topic(mariadb_db, "big"), timeout=60,
+                              interval=0.05)
+            assert not snapshot_completed(root, SOURCE), \
+                "the snapshot completed before the kill: make the big table bigger"
             kills += 1
         capture.start()
-        assert wait_until(lambda: capture.running and _snapshot_completed(root), 120, 0.2), capture.tail()
+        assert wait_until(lambda: capture.running and snapshot_completed(root, SOURCE), 120, 0.2), capture.tail()
         for i in range(14):
             if i == 2:
                 workload.request_large()
             if i in (5, 9):
                 workload.request_ddl()
-            if not capture.running:
-                capture.start()
-                assert capture.wait_output("plan:", 60), f"capture did not start:\n{capture.tail()}"
-            time.sleep(rng.uniform(0.0, 1.2))
-            status = capture.kill()
-            assert status == -9, f"capture ended by itself ({status}):\n{capture.tail()}"
+            kill_after(capture, rng.uniform(0.0, 1.2))
             kills += 1
     finally:
         workload.stop()
         if capture.proc is not None:
             capture.kill()
     assert workload.committed > 300 and workload.ddl_done == 2 and workload.failed == 0, workload
-    final = capture.start(until_idle=True)
-    assert final.proc is not None and final.proc.wait(300) == 0, final.tail()
+    final = capture.run_until_idle()
     assert "0 snapshot rows" in final.stdout.read_text(), final.tail()
     problems = check_exactly_once(root, mariadb_db, source=SOURCE, tables=TABLES)
     assert not problems, f"after {kills} SIGKILLs (3 mid-snapshot):\n" + "\n".join(problems)
@@ -171,24 +142,13 @@ class KillHarness:
             root = str(self.workdir / str(args["database"]))
             text = mariadb_pipeline_text(root, args, server_id=5701,
                                          capture={"commit_interval_ms": 600_000, "commit_max_records": 4})
-            trace = str(self.workdir / f"{args['database']}.trace")
-            plan = TracePlan(trace, ack="cdc_sources.mysql.session:MySqlCaptureSession.acknowledge",
-                             stream="cdc_sources.mysql.session:MySqlCaptureSession.stream",
-                             after_write=n if kind == "write" else 0, after_ack=n if kind == "ack" else 0,
-                             before_stream=functools.partial(apply_transactions, args, TARGETED_WORKLOAD))
-            child = self.ctx.Process(target=traced_capture, args=(text, plan))
-            child.start()
-            child.join(120)
-            if child.is_alive():
-                child.kill()
-                child.join()
-                raise AssertionError(f"the child capture killed at {kind} {n} hung: see {trace}")
-            run_capture(parse_pipeline(text, env={}), until_idle=True)
-            if not self._applied(args):  # killed during the snapshot: stream the workload after the restart
-                apply_transactions(args, TARGETED_WORKLOAD)
-                run_capture(parse_pipeline(text, env={}), until_idle=True)
-            problems = check_exactly_once(root, args, source=SOURCE, tables=TABLES)
-            return child.exitcode, read_trace(trace), problems
+            workload = functools.partial(apply_transactions, args, TARGETED_WORKLOAD)
+            plan = trace_plan(str(self.workdir / f"{args['database']}.trace"), kind, n,
+                              ack="cdc_sources.mysql.session:MySqlCaptureSession.acknowledge",
+                              stream="cdc_sources.mysql.session:MySqlCaptureSession.stream", before_stream=workload)
+            code, trace = run_killed_child(self.ctx, text, plan, applied=functools.partial(self._applied, args),
+                                           apply=workload)
+            return code, trace, check_exactly_once(root, args, source=SOURCE, tables=TABLES)
         finally:
             self._drop(args)
 
@@ -252,12 +212,7 @@ def harness(mariadb_server: LocalMariaDB,
             tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KillHarness, list[KillPoint]]]:
     """The harness and the kill points of an uninterrupted run (which must itself be exactly once)."""
     h = KillHarness(mariadb_server, tmp_path_factory.mktemp("kills"))
-    code, trace, problems = h.run()
-    assert code == 0 and problems == [], (code, problems)
-    points = kill_points(trace, acknowledged=ACKNOWLEDGED)
-    whats = {p.what.split(" (")[0].split(" committed")[0] for p in points}
-    assert {"offsets", "all data", "schema history", ACKNOWLEDGED} <= whats, whats
-    assert any("before the batch's next table" in p.what for p in points), points
+    trace, points = clean_run_points(h.run, acknowledged=ACKNOWLEDGED)
     yield h, _distinct(trace, points)
 
 
@@ -265,14 +220,7 @@ def harness(mariadb_server: LocalMariaDB,
 @pytest.mark.parametrize("phase, kind", [("snapshot", "write"), ("stream", "write"), ("stream", "ack")])
 def test_sigkill_at_every_protocol_point_leaves_bronze_exactly_once(harness, phase, kind):
     h, points = harness
-    chosen = [p for p in points if p.phase == phase and p.kind == kind]
-    assert len(chosen) >= 3, points
-    failures = []
-    for point in chosen:
-        code, _, problems = h.run(kind, point.n)
-        assert code == -9, f"{kind} {point.n}: the child was not killed there (exit code {code})"
-        failures += [f"killed after {kind} {point.n} [{point.what}]: {p}" for p in problems]
-    assert not failures, f"{len(chosen)} kill points:\n" + "\n".join(failures)
+    kill_at_each(h.run, points, phase, kind)
 
 
 # -- 3. the server restarts under a running capture -----------------------------------------------
@@ -289,7 +237,7 @@ def _marker_captured(root: str, args: dict[str, Any], marker: int, capture: Capt
 
     def captured() -> bool:
         assert capture.running, f"the capture process died {context}:\n{capture.tail()}"
-        return any(r["key"] == f'{{"id":{marker}}}' for r in read_topic(root, _topic(args, "accounts")))
+        return holds_id(root, _topic(args, "accounts"), marker)
 
     assert wait_until(captured, 90, 0.3), f"marker {marker} not in bronze {context}:\n{capture.tail()}"
 
@@ -331,8 +279,7 @@ def _restart_scenario(server: LocalMariaDB, tmp_path: Path) -> None:
     finally:
         workload.stop()
         capture.kill()
-    final = capture.start(until_idle=True)
-    assert final.proc is not None and final.proc.wait(300) == 0, final.tail()
+    capture.run_until_idle()
     problems = check_exactly_once(root, args, source=SOURCE, tables=TABLES)
     assert problems == [], f"{workload.committed} transactions, {workload.failed} failed:\n" + "\n".join(problems)
     assert workload.failed > 0, "the workload never saw the server go away"

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import operator
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
+import orjson
 from deltalake import DeltaTable
 
 from bronze.schema import offsets_path, topic_path
@@ -44,6 +46,22 @@ def read_offsets(root: str, source: str) -> list[dict[str, Any]]:
     return sorted(table.to_pyarrow_table().to_pylist(), key=lambda r: r["batch"])
 
 
+def snapshot_completed(root: str, source: str) -> bool:
+    """Whether the source's last committed offsets row says its snapshot completed."""
+    rows = read_offsets(root, source)
+    return bool(rows) and bool(rows[-1]["snapshot_completed"])
+
+
+def topic_committed_since(root: str, source: str, topic: str, batch: int) -> bool:
+    """Whether a batch after ``batch`` committed rows of ``topic``, its offsets row included."""
+    return any(r["batch"] > batch and topic in r["topics"] for r in read_offsets(root, source))
+
+
+def holds_id(root: str, topic: str, row_id: int) -> bool:
+    """Whether the topic holds an event keyed ``{"id": row_id}``."""
+    return any(r["key"] == f'{{"id":{row_id}}}' for r in read_topic(root, topic))
+
+
 def seq_problems(rows: Sequence[dict[str, Any]]) -> list[str]:
     """``seq`` must be 1..N, strictly increasing, without gaps (rows in ``seq`` order)."""
     seqs = [r["seq"] for r in rows]
@@ -73,3 +91,31 @@ def event_diff(actual: Sequence[Hashable], expected: Sequence[Hashable]) -> list
             f"{len(expected)}; first difference at #{i}: bronze {list(actual[i:i + 3])} vs source "
             f"{list(expected[i:i + 3])}; {len(surplus)} surplus (duplicates) e.g. {surplus[:3]}, "
             f"{len(lacking)} missing e.g. {lacking[:3]}"]
+
+
+def replay(rows: Sequence[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
+    """Apply bronze events in seq order: c/u/r upsert ``after``, d deletes, tombstones are skipped;
+    the resulting rows by ``id``."""
+    state: dict[Any, dict[str, Any]] = {}
+    for r in rows:
+        if r["op"] in ("c", "u", "r"):
+            after = orjson.loads(r["value"])["after"]
+            state[after["id"]] = after
+        elif r["op"] == "d":
+            state.pop(orjson.loads(r["key"])["id"], None)
+    return state
+
+
+def state_problems(rows: Sequence[dict[str, Any]], source: Mapping[Any, dict[str, Any]],
+                   same: Callable[[dict[str, Any], dict[str, Any]], bool] = operator.eq) -> list[str]:
+    """Replayed bronze must equal ``source`` (``SELECT *`` by ``id``); ``same(bronze row, source
+    row)`` says whether two rows are equal."""
+    state = replay(rows)
+    missing = sorted(source.keys() - state.keys())
+    extra = sorted(state.keys() - source.keys())
+    wrong = sorted(k for k in source.keys() & state.keys() if not same(state[k], source[k]))
+    if not (missing or extra or wrong):
+        return []
+    return [f"bronze state != SELECT *: {len(missing)} missing ids {missing[:5]}, {len(extra)} extra ids "
+            f"{extra[:5]}, {len(wrong)} differing ids "
+            + "; ".join(f"{k}: bronze {state[k]} source {source[k]}" for k in wrong[:3])]

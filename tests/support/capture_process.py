@@ -3,7 +3,11 @@ capture that SIGKILLs itself at a chosen commit or acknowledgement.
 
 Connector-neutral: the connector-specific parts (which method acknowledges the source, which
 one starts streaming, what to write into the database just before streaming) are given by the
-caller as ``module:Class.method`` names and a picklable callable.
+caller as ``module:Class.method`` names and a picklable callable. The steps the exactly-once
+tests of every connector take are here too: killing a CLI capture mid-snapshot or after a
+while (`kill_mid_snapshot`, `kill_after`), running a traced child and recovering
+(`run_killed_child`), and naming and killing at every protocol point (`clean_run_points`,
+`kill_at_each`).
 """
 
 from __future__ import annotations
@@ -16,8 +20,11 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from multiprocessing.context import ForkServerContext
 from pathlib import Path
 from typing import Any
+
+from tests.support.bronze_rows import read_offsets, topic_committed_since
 
 # -- a capture in a subprocess ---------------------------------------------------------------------
 
@@ -61,12 +68,29 @@ class CaptureProcess:
             time.sleep(0.02)
         return False
 
+    def start_planned(self) -> CaptureProcess:
+        """Start the capture and wait until it printed its plan (it is then past its start-up)."""
+        self.start()
+        assert self.wait_output("plan:", 60), f"capture did not start:\n{self.tail()}"
+        return self
+
     def kill(self) -> int:
         """SIGKILL the process; returns its exit status (-9 if the kill ended it)."""
         assert self.proc is not None
         if self.proc.poll() is None:
             os.kill(self.proc.pid, signal.SIGKILL)
         return self.proc.wait(30)
+
+    def kill_running(self, during: str = "") -> None:
+        """SIGKILL the process, which must still be running (``during``: where, for the message)."""
+        status = self.kill()
+        assert status == -9, f"capture ended by itself{during} ({status}):\n{self.tail()}"
+
+    def run_until_idle(self, timeout: float = 300) -> CaptureProcess:
+        """One more run with ``--until-idle``, which must exit 0 within ``timeout`` seconds."""
+        self.start(until_idle=True)
+        assert self.proc is not None and self.proc.wait(timeout) == 0, self.tail()
+        return self
 
     def tail(self) -> str:
         return f"stdout: {self.stdout.read_text()[-1500:]}\nstderr: {self.stderr.read_text()[-3000:]}"
@@ -90,7 +114,35 @@ def wait_until(predicate: Callable[[], bool], timeout: float, interval: float = 
     return predicate()
 
 
+def kill_mid_snapshot(capture: CaptureProcess, root: str, delay: float | None, *, source: str, big_topic: str,
+                      timeout: float, interval: float) -> None:
+    """Start capture and SIGKILL it ``delay`` seconds after it planned, or (None) once this
+    attempt has committed rows of ``big_topic`` (its offsets row included; waiting at most
+    ``timeout`` seconds, polling every ``interval``)."""
+    last = read_offsets(root, source)
+    batch = last[-1]["batch"] if last else 0
+    capture.start_planned()
+    if delay is None:
+        assert wait_until(lambda: topic_committed_since(root, source, big_topic, batch), timeout, interval), \
+            capture.tail()
+    else:
+        time.sleep(delay)
+    capture.kill_running(" during the snapshot")
+
+
+def kill_after(capture: CaptureProcess, delay: float) -> None:
+    """Start the capture unless it is running, let it run ``delay`` seconds, then SIGKILL it."""
+    if not capture.running:
+        capture.start_planned()
+    time.sleep(delay)
+    capture.kill_running()
+
+
 # -- deterministic kills inside a child process ----------------------------------------------------
+
+
+Trace = list[tuple[str, int, str]]
+"""The ``(kind, n, detail)`` lines a traced child wrote (see `TracePlan`)."""
 
 
 @dataclass(frozen=True)
@@ -114,6 +166,14 @@ class TracePlan:
     after_write: int = 0
     after_ack: int = 0
     before_stream: Callable[[], None] | None = None
+
+
+def trace_plan(trace: str, kind: str = "", n: int = 0, *, ack: str, stream: str,
+               before_stream: Callable[[], None] | None = None) -> TracePlan:
+    """A plan that kills the child right after the ``n``-th ``kind`` (``write`` or ``ack``) point;
+    ``kind`` empty: an uninterrupted run."""
+    return TracePlan(trace, ack=ack, stream=stream, after_write=n if kind == "write" else 0,
+                     after_ack=n if kind == "ack" else 0, before_stream=before_stream)
 
 
 def _resolve(name: str) -> tuple[type, str]:
@@ -171,7 +231,35 @@ def traced_capture(pipeline_text: str, plan: TracePlan) -> None:
     run_capture(parse_pipeline(pipeline_text, env={}), until_idle=True)
 
 
-def read_trace(path: str) -> list[tuple[str, int, str]]:
+def run_killed_child(ctx: ForkServerContext, pipeline_text: str, plan: TracePlan, *, applied: Callable[[], bool],
+                     apply: Callable[[], None], timeout: float = 120) -> tuple[int | None, Trace]:
+    """Run `traced_capture` with ``plan`` in a child process of ``ctx``, then a normal
+    ``run_capture(until_idle=True)`` in this process; if the child died before it applied its
+    workload (killed during the snapshot: ``applied()`` is False), ``apply()`` it and capture
+    again. Returns the child's exit code and its trace.
+
+    Raises:
+        AssertionError: the child did not end within ``timeout`` seconds.
+    """
+    from pipelines.capture import run_capture
+    from pipelines.config import parse_pipeline
+
+    child = ctx.Process(target=traced_capture, args=(pipeline_text, plan))
+    child.start()
+    child.join(timeout)
+    if child.is_alive():
+        child.kill()
+        child.join()
+        raise AssertionError(f"the child capture (killed after write {plan.after_write} or ack "
+                             f"{plan.after_ack}) hung: see {plan.trace}")
+    run_capture(parse_pipeline(pipeline_text, env={}), until_idle=True)
+    if not applied():
+        apply()
+        run_capture(parse_pipeline(pipeline_text, env={}), until_idle=True)
+    return child.exitcode, read_trace(plan.trace)
+
+
+def read_trace(path: str) -> Trace:
     """The ``(kind, n, detail)`` lines a child wrote; see `TracePlan`."""
     out = []
     for line in Path(path).read_text().splitlines():
@@ -190,8 +278,11 @@ class KillPoint:
     what: str
 
 
-def kill_points(trace: list[tuple[str, int, str]], *,
-                acknowledged: str = "slot acknowledged, before the next batch") -> list[KillPoint]:
+SLOT_ACKNOWLEDGED = "slot acknowledged, before the next batch"
+"""What an ``ack`` point means for PostgreSQL (the replication slot's flush position moves)."""
+
+
+def kill_points(trace: Trace, *, acknowledged: str = SLOT_ACKNOWLEDGED) -> list[KillPoint]:
     """Name every write and acknowledgement of an uninterrupted run by its protocol position.
 
     ``acknowledged`` describes an ``ack`` point (what acknowledging means for the connector).
@@ -214,3 +305,33 @@ def kill_points(trace: list[tuple[str, int, str]], *,
                 what = f"{detail} committed, before the batch's next table {following}"
             points.append(KillPoint("write", n, phase, what))
     return points
+
+
+KillRun = Callable[[str, int], tuple[int | None, Trace, list[str]]]
+"""One kill scenario: killed at the ``n``-th ``kind`` point (``""``: not killed), then
+restarted; returns the child's exit code, its trace and the exactly-once problems found."""
+
+
+def clean_run_points(run: KillRun, *, acknowledged: str = SLOT_ACKNOWLEDGED) -> tuple[Trace, list[KillPoint]]:
+    """The trace and the kill points of an uninterrupted run, which must itself be exactly once
+    and pass every kind of point."""
+    code, trace, problems = run("", 0)
+    assert code == 0 and problems == [], (code, problems)
+    points = kill_points(trace, acknowledged=acknowledged)
+    whats = {p.what.split(" (")[0].split(" committed")[0] for p in points}
+    assert {"offsets", "all data", "schema history", acknowledged} <= whats, whats
+    assert any("before the batch's next table" in p.what for p in points), points
+    return trace, points
+
+
+def kill_at_each(run: KillRun, points: list[KillPoint], phase: str, kind: str) -> None:
+    """Kill a run at every ``kind`` point of ``phase`` (at least three); every run must die there
+    and leave bronze exactly once."""
+    chosen = [p for p in points if p.phase == phase and p.kind == kind]
+    assert len(chosen) >= 3, points
+    failures = []
+    for point in chosen:
+        code, _, problems = run(kind, point.n)
+        assert code == -9, f"{kind} {point.n}: the child was not killed there (exit code {code})"
+        failures += [f"killed after {kind} {point.n} [{point.what}]: {p}" for p in problems]
+    assert not failures, f"{len(chosen)} kill points:\n" + "\n".join(failures)
