@@ -61,6 +61,30 @@ class PrefixSpec:
     inert: bool = False
 
 
+RELATIONAL_PREFIXES = (
+    PrefixSpec(r"column\.truncate\.to\.\d+\.chars", "truncate long strings"),
+    PrefixSpec(r"column\.mask\.with\.\d+\.chars", "mask with asterisks"),
+    PrefixSpec(r"column\.mask\.hash\..+", "hash-mask"),
+    PrefixSpec(r"snapshot\.select\.statement\.overrides\..+", "per-table snapshot SELECT"),
+)
+"""Option families every relational connector of Debezium has: the column rules (read by
+`cdc_sources.common.column_rules`) and the per-table snapshot SELECT."""
+
+KAFKA_PREFIXES = (
+    PrefixSpec(r"signal\.(kafka|consumer)\..+", "Kafka signal channel", inert=True),
+    PrefixSpec(r"notification\..+", "notifications", inert=True),
+    PrefixSpec(r"(key|value)\.converter\..+", "Kafka Connect converters", inert=True),
+)
+"""Option families of Kafka and Kafka Connect: accepted without effect by every connector."""
+
+KAFKA_CONNECT_OPTIONS = (
+    OptionSpec("key.converter", inert=True), OptionSpec("value.converter", inert=True),
+    OptionSpec("key.converter.schemas.enable", inert=True), OptionSpec("value.converter.schemas.enable", inert=True),
+    OptionSpec("offset.storage", inert=True), OptionSpec("offset.flush.interval.ms", inert=True),
+)
+"""Kafka Connect worker options found in Debezium configurations: accepted without effect."""
+
+
 @dataclass(frozen=True)
 class ParsedOptions:
     """Validated option values: typed getters over the options plus defaults."""

@@ -28,7 +28,14 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Literal
 
-from cdc_sources.common.options import OptionSet, OptionSpec, PrefixSpec
+from cdc_sources.common.options import (
+    KAFKA_CONNECT_OPTIONS,
+    KAFKA_PREFIXES,
+    RELATIONAL_PREFIXES,
+    OptionSet,
+    OptionSpec,
+    PrefixSpec,
+)
 
 __all__ = [
     "BUILTIN_DATABASES",
@@ -255,23 +262,16 @@ def _specs(flavor: Flavor) -> list[OptionSpec]:
         S("openlineage.integration.job.namespace", inert=True),
         S("openlineage.integration.job.owners", kind="list", inert=True),
         S("openlineage.integration.job.tags", kind="list", inert=True),
-        S("key.converter", inert=True), S("value.converter", inert=True),
-        S("key.converter.schemas.enable", inert=True), S("value.converter.schemas.enable", inert=True),
-        S("offset.storage", inert=True), S("offset.flush.interval.ms", inert=True),
+        *KAFKA_CONNECT_OPTIONS,
     ]
 
 
 _PREFIXES = [
-    PrefixSpec(r"column\.truncate\.to\.\d+\.chars", "truncate long strings"),
-    PrefixSpec(r"column\.mask\.with\.\d+\.chars", "mask with asterisks"),
-    PrefixSpec(r"column\.mask\.hash\..+", "hash-mask"),
-    PrefixSpec(r"snapshot\.select\.statement\.overrides\..+", "per-table snapshot SELECT"),
+    *RELATIONAL_PREFIXES,
     PrefixSpec(r"driver\..+", "JDBC driver properties (no pymysql equivalent)", inert=True),
     PrefixSpec(r"internal\..+", "Debezium internals", inert=True),
     PrefixSpec(r"schema\.history\.internal\.(producer|consumer|kafka)\..+", "Kafka schema history store", inert=True),
-    PrefixSpec(r"signal\.(kafka|consumer)\..+", "Kafka signal channel", inert=True),
-    PrefixSpec(r"notification\..+", "notifications", inert=True),
-    PrefixSpec(r"(key|value)\.converter\..+", "Kafka Connect converters", inert=True),
+    *KAFKA_PREFIXES,
     PrefixSpec(r"offset\..+", "Kafka Connect offset storage", inert=True),
     PrefixSpec(r"errors\.(tolerance|log\..+|deadletterqueue\..+|retry\..+)", "Kafka Connect error handling",
                inert=True),

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from cdc_sources.common.options import OptionSet, OptionSpec, PrefixSpec
+from cdc_sources.common.options import (
+    KAFKA_CONNECT_OPTIONS,
+    KAFKA_PREFIXES,
+    RELATIONAL_PREFIXES,
+    OptionSet,
+    OptionSpec,
+    PrefixSpec,
+)
 
 S = OptionSpec
 
@@ -97,19 +104,12 @@ POSTGRES_OPTIONS = OptionSet(
         S("guardrail.collections.max", "0", "int", minimum=0),
         S("guardrail.collections.limit.action", "warn", "enum", ("fail", "warn")),
         S("custom.metric.tags", inert=True), S("converters", inert=True),
-        S("key.converter", inert=True), S("value.converter", inert=True),
-        S("key.converter.schemas.enable", inert=True), S("value.converter.schemas.enable", inert=True),
-        S("offset.storage", inert=True), S("offset.flush.interval.ms", inert=True),
+        *KAFKA_CONNECT_OPTIONS,
     ],
     [
-        PrefixSpec(r"column\.truncate\.to\.\d+\.chars", "truncate long strings"),
-        PrefixSpec(r"column\.mask\.with\.\d+\.chars", "mask with asterisks"),
-        PrefixSpec(r"column\.mask\.hash\..+", "hash-mask"),
-        PrefixSpec(r"snapshot\.select\.statement\.overrides\..+", "per-table snapshot SELECT"),
+        *RELATIONAL_PREFIXES,
         PrefixSpec(r"driver\..+", "libpq connection parameters"),
-        PrefixSpec(r"signal\.(kafka|consumer)\..+", "Kafka signal channel", inert=True),
-        PrefixSpec(r"notification\..+", "notifications", inert=True),
-        PrefixSpec(r"(key|value)\.converter\..+", "Kafka Connect converters", inert=True),
+        *KAFKA_PREFIXES,
         PrefixSpec(r"[A-Za-z0-9_]+\.(type|schema\.name)", "custom converters", inert=True),
     ],
 )
