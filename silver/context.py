@@ -10,7 +10,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as sf
 
 from silver.declarations import SilverOptions, SilverTable
-from silver.decode import KIND, REASON, UNAVAILABLE
+from silver.decode import KIND, OP, REASON, UNAVAILABLE
 from silver.schema_history import TopicSchema
 
 __all__ = ["ApplyContext", "ApplyResult", "ChangeCounts", "count_changes", "stage", "view_name"]
@@ -53,23 +53,30 @@ class ApplyResult:
 
 @dataclass(frozen=True)
 class ChangeCounts:
-    """Counts of a decoded frame: good upserts/deletes, bad events, upserts with placeholders."""
+    """Counts of a decoded frame: good upserts/deletes, bad events, good rows with columns still
+    unavailable (upserts with placeholders; soft deletes whose values are not all known) and, when
+    asked, the good tombstones among the deletes."""
 
     upserts: int
     deletes: int
     bad: int
     unavailable: int
+    tombstones: int = 0
 
 
-def count_changes(df: DataFrame) -> ChangeCounts:
-    """One aggregate job over a (staged) decoded frame."""
-    flagged = (sf.col(KIND) == "u") & (sf.size(sf.col(UNAVAILABLE)) > 0)
-    rows = df.groupBy(KIND, sf.col(REASON).isNotNull().alias("bad"), flagged.alias("ph")).count().collect()
+def count_changes(df: DataFrame, *, tombstones: bool = False) -> ChangeCounts:
+    """One aggregate job over a (staged) decoded frame (``tombstones``: count them apart too)."""
+    flagged = sf.coalesce(sf.size(sf.col(UNAVAILABLE)) > 0, sf.lit(False))  # null: nothing to look for
+    groups = [sf.col(KIND), sf.col(REASON).isNotNull().alias("bad"), flagged.alias("ph")]
+    if tombstones:
+        groups.append(sf.col(OP).isNull().alias("tomb"))
+    rows = df.groupBy(*groups).count().collect()
     up = sum(int(r["count"]) for r in rows if not r["bad"] and r[KIND] == "u")
     dl = sum(int(r["count"]) for r in rows if not r["bad"] and r[KIND] != "u")
     bad = sum(int(r["count"]) for r in rows if r["bad"])
     ph = sum(int(r["count"]) for r in rows if r["ph"] and not r["bad"])
-    return ChangeCounts(up, dl, bad, ph)
+    tomb = sum(int(r["count"]) for r in rows if tombstones and r["tomb"] and not r["bad"] and r[KIND] != "u")
+    return ChangeCounts(up, dl, bad, ph, tomb)
 
 
 def stage(ctx: ApplyContext, decl: SilverTable, df: DataFrame, name: str) -> DataFrame:

@@ -5,9 +5,13 @@ reads a ``seq`` range; the Structured Streaming driver passes its micro-batch) a
 
 1. scans it (schema ids, truncates) and plans decoding from the schema history;
 2. checks the key columns and plans schema evolution, raising *before* any write;
-3. keeps the latest event per key, decodes it and stages the result (parquet), then repairs
-   keys whose latest event is bad or carries unchanged-TOAST placeholders (slow path);
-4. quarantines bad events, evolves the silver schema, applies the last truncate and MERGEs.
+3. keeps the latest event per key, decodes it and stages the result (parquet); with soft
+   deletes a deleted key's last upsert too, folded into the delete (it holds the row's last
+   values); then repairs keys whose latest event is bad or carries unchanged-TOAST
+   placeholders (slow path);
+4. quarantines bad events, evolves the silver schema, applies the last truncate and MERGEs
+   (soft deletes: MERGEs, then flags what the first truncate removed; rows a truncate of the
+   same increment removed are merged as deletes at that truncate, see `silver.changes.truncated`).
 
 SCD2 tables take the same steps 1-2 and then `silver.scd2`. Every step is idempotent, so a
 run killed anywhere and re-run converges to the same table.
@@ -20,7 +24,15 @@ from pyspark.sql import functions as sf
 from pyspark.sql.types import DecimalType, StructField
 
 from silver.apply import OP_COL, SEQ_COL, TS_COL, MergeSpec, merge_sql, metadata_fields, truncate_sql
-from silver.changes import event_rows, latest_per_key, repair
+from silver.changes import (
+    event_rows,
+    fold_deletes,
+    latest_per_key,
+    repair,
+    repair_events,
+    truncated,
+    unknown_delete_values,
+)
 from silver.context import ApplyContext, ApplyResult, ChangeCounts, count_changes, stage, view_name
 from silver.declarations import SilverTable, parse_cast_type
 from silver.decode import KIND, OP, REASON, SEQ, TS, UNAVAILABLE, DecodePlan
@@ -36,8 +48,14 @@ from silver.types import Placeholder, TypeOptions
 __all__ = ["ApplyContext", "ApplyResult", "apply_increment"]
 
 
-def apply_increment(ctx: ApplyContext, decl: SilverTable, target: SilverTarget, bronze: DataFrame,
-                    *, expected_keys: tuple[str, ...] | None = None) -> ApplyResult:
+def apply_increment(
+    ctx: ApplyContext,
+    decl: SilverTable,
+    target: SilverTarget,
+    bronze: DataFrame,
+    *,
+    expected_keys: tuple[str, ...] | None = None,
+) -> ApplyResult:
     """Apply one bronze increment to one silver table (see module doc)."""
     scan = scan_increment(bronze)
     result = ApplyResult(events=scan.rows, truncates=len(scan.truncates), max_seq=scan.max_seq)
@@ -49,11 +67,15 @@ def apply_increment(ctx: ApplyContext, decl: SilverTable, target: SilverTarget, 
         raise KeyResolutionError(
             f"silver table {decl.table!r} was built with keys {list(expected_keys)} but the source now has "
             f"{list(result.keys)}; rebuild it (drop the table and its progress) or declare 'keys:'",
-            table=decl.table)
+            table=decl.table,
+        )
     existing = target.read(ctx.spark)
     batch_fields = [StructField(c.silver, c.target_type) for c in plan.columns]
-    evo = None if existing is None else plan_evolution(
-        decl.table, decl.schema_evolution, existing.schema, batch_fields, metadata_fields(decl))
+    evo = (
+        None
+        if existing is None
+        else plan_evolution(decl.table, decl.schema_evolution, existing.schema, batch_fields, metadata_fields(decl))
+    )
     if decl.history == "scd2":
         apply_scd2(ctx, decl, target, bronze, plan, scan, evo, existing is not None, result)
         return result
@@ -61,15 +83,21 @@ def apply_increment(ctx: ApplyContext, decl: SilverTable, target: SilverTarget, 
     result.upserts, result.deletes, result.quarantined = counts.upserts, counts.deletes, counts.bad
     _quarantine(ctx, decl, final, bad_extra, result)
     good = final.where(sf.col(REASON).isNull())
+    soft = decl.deletes == "soft"
+    if soft:
+        good = truncated(good, scan.truncates)
     if existing is None:
-        _create(ctx, decl, target, good.where(sf.col(KIND) == "u"), plan)
+        _create(ctx, decl, target, good, plan)
         return result
     assert evo is not None
     result.schema_changes += apply_evolution(ctx.spark, target, evo, existing.schema)
     last = scan.last_truncate
-    if last is not None:
+    if last is not None and not soft:
         ctx.spark.sql(truncate_sql(target.sql_ref(), decl, last.seq, last.ts_ms)).collect()
     _merge(ctx, decl, target, good, plan, evo)
+    if soft and scan.truncates:  # after the MERGE: rows it flagged at a truncate keep their values
+        first = scan.truncates[0]
+        ctx.spark.sql(truncate_sql(target.sql_ref(), decl, first.seq, first.ts_ms)).collect()
     return result
 
 
@@ -78,26 +106,39 @@ def _decode_plan(ctx: ApplyContext, decl: SilverTable, scan: IncrementScan) -> D
     versions = [v for v in history if v.schema_id in scan.schema_ids] or history[-1:]
     vsd = parse_cast_type(ctx.options.variable_scale_decimal)
     opts = TypeOptions(vsd) if isinstance(vsd, DecimalType) else TypeOptions()
-    return DecodePlan.build(decl, versions, placeholder=Placeholder(ctx.options.unavailable_value_placeholder),
-                            type_options=opts)
+    return DecodePlan.build(
+        decl, versions, placeholder=Placeholder(ctx.options.unavailable_value_placeholder), type_options=opts
+    )
 
 
-def _latest_changes(ctx: ApplyContext, decl: SilverTable, bronze: DataFrame, plan: DecodePlan, scan: IncrementScan,
-                    existing: DataFrame | None) -> tuple[DataFrame, DataFrame | None, ChangeCounts]:
-    last = scan.last_truncate
-    events = event_rows(bronze, plan, after_truncate=None if last is None else last.seq)
-    staged = stage(ctx, decl, latest_per_key(events, plan), "latest")
-    counts = count_changes(staged)
+def _latest_changes(
+    ctx: ApplyContext,
+    decl: SilverTable,
+    bronze: DataFrame,
+    plan: DecodePlan,
+    scan: IncrementScan,
+    existing: DataFrame | None,
+) -> tuple[DataFrame, DataFrame | None, ChangeCounts]:
+    last, soft = scan.last_truncate, decl.deletes == "soft"
+    # soft deletes keep the rows a truncate removed: events before it are applied too
+    events = event_rows(bronze, plan, after_truncate=None if last is None or soft else last.seq)
+    latest = latest_per_key(events, plan, soft=soft)
+    staged = stage(ctx, decl, unknown_delete_values(latest) if soft else latest, "latest")
+    counts = count_changes(staged, tombstones=soft)
+    if soft and (counts.deletes > counts.tombstones or counts.bad):  # a deleted key kept its last upsert too
+        staged = stage(ctx, decl, fold_deletes(staged, events, plan), "folded")
+        counts = count_changes(staged)
     if counts.bad == 0 and counts.unavailable == 0:
         return staged, None, counts
-    fixed, bad = repair(events, staged, plan, existing)
-    bad_staged = stage(ctx, decl, bad, "bad")
+    decoded = stage(ctx, decl, repair_events(events, staged, plan), "affected")
+    fixed, bad = repair(decoded, events, staged, plan, existing, soft=soft)
     repaired = stage(ctx, decl, fixed, "repaired")
-    return repaired, bad_staged, count_changes(repaired)
+    return repaired, bad, count_changes(repaired)
 
 
-def _quarantine(ctx: ApplyContext, decl: SilverTable, final: DataFrame, extra: DataFrame | None,
-                result: ApplyResult) -> None:
+def _quarantine(
+    ctx: ApplyContext, decl: SilverTable, final: DataFrame, extra: DataFrame | None, result: ApplyResult
+) -> None:
     bad = final.where(sf.col(REASON).isNotNull())
     if extra is not None:
         result.quarantined += extra.count()
@@ -108,42 +149,56 @@ def _quarantine(ctx: ApplyContext, decl: SilverTable, final: DataFrame, extra: D
         sample = bad.select(REASON).limit(1).collect()[0][REASON]
         raise SilverTableError(
             f"silver table {decl.table!r}: {result.quarantined} event(s) cannot be applied (e.g. {sample}) and "
-            "quarantine is disabled; enable silver_options.quarantine or fix the source", table=decl.table)
+            "quarantine is disabled; enable silver_options.quarantine or fix the source",
+            table=decl.table,
+        )
     quarantine(ctx.spark, ctx.quarantine_location, table=decl.table, topic=decl.source, run_id=ctx.run_id, bad=bad)
 
 
-def _silver_rows(decl: SilverTable, good_upserts: DataFrame, plan: DecodePlan) -> DataFrame:
+def _silver_rows(decl: SilverTable, good: DataFrame, plan: DecodePlan) -> DataFrame:
+    """The first run's rows: upserts; with soft deletes also deletes (flagged; tombstones alone are not rows)."""
     cols = [column(c.silver) for c in plan.columns]
     meta = [sf.col(SEQ).alias(SEQ_COL), sf.col(OP).alias(OP_COL), sf.col(TS).alias(TS_COL)]
-    if decl.deletes == "soft":
-        meta += [sf.lit(False).alias(decl.soft_delete.flag), sf.lit(None).cast("timestamp").alias(
-            decl.soft_delete.timestamp)]
-    return good_upserts.select(*cols, *meta)
+    if decl.deletes != "soft":
+        return good.where(sf.col(KIND) == "u").select(*cols, *meta)
+    deleted = sf.col(KIND) == "d"
+    meta += [deleted.alias(decl.soft_delete.flag), sf.when(deleted, sf.col(TS)).alias(decl.soft_delete.timestamp)]
+    return good.where(sf.col(OP).isNotNull()).select(*cols, *meta)
 
 
-def _create(ctx: ApplyContext, decl: SilverTable, target: SilverTarget, good_upserts: DataFrame,
-            plan: DecodePlan) -> None:
+def _create(ctx: ApplyContext, decl: SilverTable, target: SilverTarget, good: DataFrame, plan: DecodePlan) -> None:
     names = {c.silver for c in plan.columns}
     missing = [c for c in (*target.partition_by, *target.cluster_by) if c not in names]
     if missing:
-        raise SilverTableError(f"silver table {decl.table!r}: partition/cluster column(s) {missing} are not "
-                               f"columns of {decl.source}", table=decl.table)
-    target.create(ctx.spark, _silver_rows(decl, good_upserts, plan))
+        raise SilverTableError(
+            f"silver table {decl.table!r}: partition/cluster column(s) {missing} are not columns of {decl.source}",
+            table=decl.table,
+        )
+    target.create(ctx.spark, _silver_rows(decl, good, plan))
 
 
-def _merge(ctx: ApplyContext, decl: SilverTable, target: SilverTarget, good: DataFrame, plan: DecodePlan,
-           evo: EvolutionPlan) -> None:
+def _merge(
+    ctx: ApplyContext, decl: SilverTable, target: SilverTarget, good: DataFrame, plan: DecodePlan, evo: EvolutionPlan
+) -> None:
     casts = dict(evo.cast_batch)
     keys = [c.silver for c in plan.key_columns]
     data = [c for c in plan.columns if not c.is_key and c.silver not in evo.drop_from_batch]
     cols = [column(c).cast(casts[c]).alias(c) if c in casts else column(c) for c in keys]
-    cols += [column(c.silver).cast(casts[c.silver]).alias(c.silver) if c.silver in casts else column(c.silver)
-             for c in data]
+    cols += [
+        column(c.silver).cast(casts[c.silver]).alias(c.silver) if c.silver in casts else column(c.silver) for c in data
+    ]
     source = good.select(*cols, SEQ, KIND, OP, TS, UNAVAILABLE)
     view = view_name("src", decl.table, ctx.run_id)
     source.createOrReplaceTempView(view)
-    spec = MergeSpec(target.sql_ref(), view, keys, [c.silver for c in data],
-                     [c.silver for c in data if c.can_be_unavailable], evo.absent, decl)
+    spec = MergeSpec(
+        target.sql_ref(),
+        view,
+        keys,
+        [c.silver for c in data],
+        [c.silver for c in data if c.can_be_unavailable],
+        evo.absent,
+        decl,
+    )
     try:
         ctx.spark.sql(merge_sql(spec)).collect()
     finally:
