@@ -12,12 +12,17 @@ field's codec per schema version, the widest type across versions, renames and c
 * ``__cdc_value``: the raw envelope, kept only for bad events;
 * ``__cdc_oldkey`` / ``__cdc_newkey``: the primary-key-change headers;
 * the silver columns, named and typed as in silver.
+
+Over Spark Connect (Sail), columns holding floating-point numbers are re-read from the
+envelope's JSON text with ``get_json_object`` (see `silver.types.Codec.exact`): Sail's
+``from_json`` can lose the last digit of a double. Classic Spark's ``from_json`` is exact.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as sf
@@ -27,7 +32,7 @@ from cdc_sources.spi import HEADER_NEW_KEY, HEADER_OLD_KEY
 from silver.declarations import SilverTable, parse_cast_type
 from silver.errors import IncompatibleSchemaChangeError, KeyResolutionError
 from silver.schema_history import TopicSchema
-from silver.types import Codec, Placeholder, TypeOptions, codec_for, widen
+from silver.types import Codec, Placeholder, TypeOptions, codec_for, json_member, widen
 
 __all__ = ["META_COLUMNS", "ColumnPlan", "DecodePlan"]
 
@@ -61,10 +66,13 @@ class ColumnPlan:
     is_key: bool
 
     def _per_group(self, raw: Column, schema_id: Column,
-                   fn: Callable[[Codec, Column], Column | None]) -> Column | None:
+                   fn: Callable[[Codec, Column], Column | None], *, exact: bool = False) -> Column | None:
         parts: list[tuple[tuple[str, ...], Column]] = []
         for ids, codec in self.groups:
             raw_in = raw if codec.raw_type == self.raw_type else _reparse(raw, codec.raw_type)
+            if exact and raw_in is not raw:  # raw is the field's JSON text: re-read its floats
+                reread = codec.exact(raw_in, raw)
+                raw_in = raw_in if reread is None else reread
             part = fn(codec, raw_in)
             if part is not None:
                 parts.append((ids, part))
@@ -76,6 +84,31 @@ class ColumnPlan:
         for ids, part in parts[1:]:
             out = out.when(schema_id.isin(*ids), part)
         return out
+
+    @cached_property
+    def holds_floats(self) -> bool:
+        """Whether some version of the column holds floating-point numbers `exact` re-reads."""
+        probe = sf.lit(None)
+        return any(codec.exact(probe, probe) is not None for _, codec in self.groups)
+
+    @property
+    def text_only(self) -> bool:
+        """Whether the raw value is the field's JSON text alone, ``from_json`` not needed: a leaf
+        (or versions whose raw forms differ) holding floats, with a name a JSONPath addresses."""
+        return self.holds_floats and self.raw_type == StringType() and "'" not in self.source
+
+    def exact(self, raw: Column, text: Column | None) -> Column:
+        """The raw field with its floats re-read from ``text``, the field's JSON text (see
+        `silver.types.Codec.exact`); ``raw`` when ``text`` is None or there are no floats."""
+        if text is None or not self.holds_floats:
+            return raw
+        if self.raw_type == StringType():  # a leaf, or versions whose raw forms differ
+            return text
+        for _, codec in self.groups:
+            out = codec.exact(raw, text)
+            if out is not None:
+                return out
+        return raw
 
     @property
     def can_be_unavailable(self) -> bool:
@@ -92,15 +125,15 @@ class ColumnPlan:
         assert t is not None
         return t
 
-    def decoded(self, raw: Column, schema_id: Column) -> Column:
-        """The decoded value, before ``casts``."""
+    def decoded(self, raw: Column, schema_id: Column, *, reread: bool = True) -> Column:
+        """The decoded value, before ``casts``; ``reread``: re-read floats from JSON text."""
         decoded = self.decoded_type
 
         def dec(codec: Codec, r: Column) -> Column:
             out = codec.decode(r)
             return out if codec.target_type == decoded else out.cast(decoded)
 
-        out = self._per_group(raw, schema_id, dec)
+        out = self._per_group(raw, schema_id, dec, exact=reread and self.holds_floats)
         assert out is not None
         return out
 
@@ -123,6 +156,13 @@ class ColumnPlan:
         """True where the raw value is the unavailable-value placeholder; None if never."""
         out = self._per_group(raw, schema_id, lambda codec, r: codec.unavailable(r, ph))
         return None if out is None else sf.coalesce(out, sf.lit(False))
+
+
+def _rereads_floats(frame: DataFrame) -> bool:
+    """Whether floats are re-read from the JSON text: over Spark Connect (Sail is a Spark
+    Connect server; its ``from_json`` can lose a double's last digit), not on classic Spark,
+    whose ``from_json`` (Jackson) is exact and where the re-read would only cost time."""
+    return ".connect." in type(frame).__module__
 
 
 def _reparse(raw_text: Column, raw_type: DataType) -> Column:
@@ -172,9 +212,11 @@ class DecodePlan:
         by_source = {c.source: c for c in self.columns}
         return tuple(by_source[k] for k in self.keys)
 
-    def envelope_type(self) -> StructType:
-        """The ``from_json`` schema of ``value``."""
-        row = StructType([StructField(c.source, c.raw_type) for c in self.columns])
+    def envelope_type(self, *, reread: bool = True) -> StructType:
+        """The ``from_json`` schema of ``value``; with ``reread``, ``after`` leaves out the
+        `ColumnPlan.text_only` columns (read from the text instead)."""
+        parsed = [c for c in self.columns if not (reread and c.text_only)] or self.columns
+        row = StructType([StructField(c.source, c.raw_type) for c in parsed])
         fields = [StructField("after", row)]
         if not self.keys_are_primary_key:
             fields.append(StructField("before", StructType(
@@ -189,7 +231,10 @@ class DecodePlan:
         out = []
         for c in self.key_columns:
             codec = c.groups[-1][1]
-            out.append(codec.decode(raw[c.source]).cast(c.target_type).alias(c.silver))
+            text = json_member(key_text, c.source)
+            exact = None if text is None else codec.exact(raw[c.source], text)
+            value = raw[c.source] if exact is None else exact
+            out.append(codec.decode(value).cast(c.target_type).alias(c.silver))
         return out
 
     def key_type(self) -> StructType:
@@ -202,7 +247,8 @@ class DecodePlan:
         Built as successive projections (raw fields, decoded values, final columns) so each
         expression refers to the previous step's columns by name instead of repeating it.
         """
-        env = sf.from_json(sf.col("value"), self.envelope_type())
+        reread = _rereads_floats(bronze)
+        env = sf.from_json(sf.col("value"), self.envelope_type(reread=reread))
         keyj = [sf.from_json(sf.col("key"), self.key_type()).alias("__keyj")] if self.keys_are_primary_key else []
         headers = sf.col("headers")
         parsed = bronze.select(
@@ -210,17 +256,25 @@ class DecodePlan:
             sf.col("value").alias("__b_value"), sf.col("schema_id").alias("__b_sid"), env.alias("__env"),
             headers[HEADER_OLD_KEY].alias(OLDKEY), headers[HEADER_NEW_KEY].alias(NEWKEY), *keyj)
         base = [sf.col(n) for n in (SEQ, KEY, "__b_op", "__b_value", "__b_sid", "__env", OLDKEY, NEWKEY)]
-        raws = parsed.select(*base, *[self._raw_row(c).alias(f"__r{i}") for i, c in enumerate(self.columns)])
+        raws = parsed.select(*base, *[self._raw_row(c, reread).alias(f"__r{i}") for i, c in enumerate(self.columns)])
         sid = sf.col("__b_sid")
         decoded = raws.select(*base, *[sf.col(f"__r{i}") for i in range(len(self.columns))],
-                              *[c.decoded(sf.col(f"__r{i}"), sid).alias(f"__d{i}") for i, c in enumerate(self.columns)])
+                              *[c.decoded(sf.col(f"__r{i}"), sid, reread=reread).alias(f"__d{i}")
+                                for i, c in enumerate(self.columns)])
         return decoded.select(*self._decoded_columns())
 
-    def _raw_row(self, c: ColumnPlan) -> Column:
-        after = sf.col("__env")["after"][c.source]
+    def _raw_row(self, c: ColumnPlan, reread: bool) -> Column:
+        def exact(raw: Column, text: Column | None) -> Column:
+            return c.exact(raw, text) if reread else raw
+
+        text = json_member(sf.col("__b_value"), "after", c.source)
+        after = text if reread and c.text_only and text is not None else exact(sf.col("__env")["after"][c.source], text)
         if not c.is_key:
             return after
-        other = sf.col("__keyj")[c.source] if self.keys_are_primary_key else sf.col("__env")["before"][c.source]
+        if self.keys_are_primary_key:
+            other = exact(sf.col("__keyj")[c.source], json_member(sf.col(KEY), c.source))
+        else:
+            other = exact(sf.col("__env")["before"][c.source], json_member(sf.col("__b_value"), "before", c.source))
         return sf.coalesce(after, other)
 
     def _decoded_columns(self) -> list[Column]:

@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 from pyspark.sql.types import DecimalType
 
 from silver.connect_schema import ConnectSchema
-from silver.types.codec import Codec, LeafCodec, Placeholder
+from silver.types.codec import Codec, LeafCodec, Placeholder, json_member
 from silver.types.composite import ArrayCodec, MapCodec, StructCodec
 from silver.types.numeric import decimal_codec, variable_scale_decimal_codec
 from silver.types.temporal import TEMPORAL_CODECS
 from silver.types.text import TEXT_CODECS, bits_codec, primitive_codec
 from silver.types.widening import can_widen, widen
 
-__all__ = ["Codec", "LeafCodec", "Placeholder", "TypeOptions", "can_widen", "codec_for", "widen"]
+__all__ = ["Codec", "LeafCodec", "Placeholder", "TypeOptions", "can_widen", "codec_for", "json_member", "widen"]
 
 _DECIMAL = "org.apache.kafka.connect.data.Decimal"
 _VARIABLE_SCALE = "io.debezium.data.VariableScaleDecimal"

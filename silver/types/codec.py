@@ -7,6 +7,11 @@ the raw form into the silver type with Spark Column expressions only (Spark Conn
 Parsing leaves as text lets silver detect values that do not match their schema (an int that
 overflows, a date that is not a number) instead of silently reading them as null or a
 wrapped-around number, and lets it see the type-adapted unavailable-value placeholders.
+
+Floating-point leaves are the exception: some engines lose digits inside ``from_json`` (Sail
+0.7 parses every JSON number with an inexact float parser, even into a string field, so a
+double can come out one unit in the last place off). `Codec.exact` re-reads them from the
+field's JSON text as ``get_json_object`` returns it, which keeps the number's own digits.
 """
 
 from __future__ import annotations
@@ -23,7 +28,19 @@ from pyspark.sql import Column
 from pyspark.sql import functions as sf
 from pyspark.sql.types import DataType, StringType
 
-__all__ = ["Codec", "LeafCodec", "Placeholder"]
+__all__ = ["Codec", "LeafCodec", "Placeholder", "json_member"]
+
+
+def json_member(text: Column, *path: str) -> Column | None:
+    """The JSON text at ``path`` (object member names) in the JSON ``text``, digits as written.
+
+    ``get_json_object`` with bracket notation (names may hold dots); strings come out unquoted,
+    objects and arrays as JSON text, JSON null as null. None when a name holds a single quote
+    (no JSONPath both Spark and Sail accept can address it).
+    """
+    if any("'" in name for name in path):
+        return None
+    return sf.get_json_object(text, "$" + "".join(f"['{name}']" for name in path))
 
 
 @dataclass(frozen=True)
@@ -114,6 +131,15 @@ class Codec(ABC):
         """True where the raw value is the unavailable-value placeholder; None if it cannot be."""
         return None
 
+    def exact(self, raw: Column, text: Column) -> Column | None:
+        """``raw`` with its floating-point leaves re-read from ``text``; None if it has none.
+
+        Args:
+            raw: the raw field as ``from_json`` parsed it.
+            text: the same field's JSON text as `json_member` returns it (strings unquoted).
+        """
+        return None
+
 
 @dataclass(frozen=True, eq=False)
 class LeafCodec(Codec):
@@ -124,12 +150,14 @@ class LeafCodec(Codec):
         sig: the signature.
         fn: raw text -> silver value (None: the text is the value).
         toastable: whether the field can carry the text placeholder.
+        floating: whether the value is a JSON floating-point number (see `Codec.exact`).
     """
 
     target: DataType
     sig: str
     fn: Callable[[Column], Column] | None = None
     toastable: bool = False
+    floating: bool = False
 
     @property
     def raw_type(self) -> DataType:
@@ -153,3 +181,6 @@ class LeafCodec(Codec):
 
     def unavailable(self, raw: Column, ph: Placeholder) -> Column | None:
         return ph.is_text(raw) if self.toastable else None
+
+    def exact(self, raw: Column, text: Column) -> Column | None:
+        return text if self.floating else None

@@ -5,6 +5,9 @@
 * structs -> STRUCT of decoded fields; ``geometry.Point`` -> STRUCT<x DOUBLE, y DOUBLE,
   wkb BINARY, srid INT>, ``geometry.Geometry``/``Geography`` -> STRUCT<wkb BINARY, srid INT>.
 
+Floating-point numbers are re-read from the field's JSON text (`Codec.exact`) in arrays of
+floats (pgvector vectors, ``float8[]``) and in struct fields (``Point`` x and y), not in maps.
+
 Placeholders: an array holding just the placeholder (text, bytes, or the placeholder's bytes as
 numbers for int/bigint/date arrays), a uuid array holding the placeholder's name-based UUID, an
 hstore map ``{ph: ph}``, Debezium's fixed placeholder point ``(-99999999, -99999999)`` and its
@@ -19,15 +22,17 @@ from dataclasses import dataclass
 
 from pyspark.sql import Column
 from pyspark.sql import functions as sf
-from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructType
+from pyspark.sql.types import ArrayType, DataType, MapType, StringType, StructField, StructType
 
-from silver.types.codec import Codec, Placeholder
+from silver.types.codec import Codec, LeafCodec, Placeholder, json_member
 
 __all__ = ["ArrayCodec", "MapCodec", "StructCodec"]
 
 _POINT_PLACEHOLDER = -99999999.0
 _GEOMETRY_PLACEHOLDER = base64.b64encode(bytes.fromhex("0101000020E6100000000000FC83D797C1000000FC83D797C1")).decode()
 _GEOGRAPHY_PLACEHOLDER = base64.b64encode(bytes.fromhex("0101000020E61000000C21E7FDFF7F66401842CEFBFF7F5640")).decode()
+# a JSON array of numbers, nulls and "NaN"/"Infinity"/"-Infinity" only (nothing nested, no other text)
+_SCALAR_ARRAY = r'^\s*\[[-+0-9.eE\s,"NaInfityul]*\]\s*$'
 
 
 def _present(values: Column) -> Column:
@@ -66,6 +71,20 @@ class ArrayCodec(Codec):
         for check in checks[1:]:
             out = out | check
         return sf.coalesce(out, sf.lit(False))
+
+    def exact(self, raw: Column, text: Column) -> Column | None:
+        """Arrays of floats: the elements split out of the array's JSON text.
+
+        Other arrays (nested, or holding anything but numbers, nulls and the non-finite
+        strings) keep ``raw``.
+        """
+        if not (isinstance(self.item, LeafCodec) and self.item.floating):
+            return None
+        inner = sf.regexp_replace(text, r"^\s*\[\s*|\s*\]\s*$", "")
+        tokens = sf.split(inner, r"\s*,\s*")
+        items = sf.transform(tokens, lambda tok: sf.when(tok != "null", sf.regexp_replace(tok, '^"(.*)"$', "$1")))
+        split = sf.when(inner == "", sf.array().cast(ArrayType(StringType()))).otherwise(items)
+        return sf.when(text.rlike(_SCALAR_ARRAY), split).otherwise(raw)
 
 
 @dataclass(frozen=True, eq=False)
@@ -141,6 +160,16 @@ class StructCodec(Codec):
     def unavailable(self, raw: Column, ph: Placeholder) -> Column | None:
         check = _STRUCT_PLACEHOLDERS.get(self.logical or "")
         return None if check is None else sf.coalesce(check(raw), sf.lit(False))
+
+    def exact(self, raw: Column, text: Column) -> Column | None:
+        """The fields holding floats re-read from their own JSON text (member of ``text``)."""
+        parts, changed = [], False
+        for name, codec in self.fields:
+            member = json_member(text, name)
+            part = None if member is None else codec.exact(raw[name], member)
+            changed = changed or part is not None
+            parts.append((raw[name] if part is None else part).alias(name))
+        return sf.when(raw.isNotNull(), sf.struct(*parts)) if changed else None
 
 
 def _point_placeholder(raw: Column) -> Column:

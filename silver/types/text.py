@@ -1,6 +1,8 @@
 """Primitive, text-like and binary codecs.
 
-* ``int8/16/32/64`` -> TINYINT/SMALLINT/INT/BIGINT, ``float32/64`` -> FLOAT/DOUBLE, ``boolean``;
+* ``int8/16/32/64`` -> TINYINT/SMALLINT/INT/BIGINT, ``float32/64`` -> FLOAT/DOUBLE (read from
+  the number's own digits, see `Codec.exact`; ``"NaN"``, ``"Infinity"``, ``"-Infinity"`` as
+  JsonConverter writes them), ``boolean``;
 * ``string`` and the string logical types (``Json``, ``Xml``, ``Uuid``, ``Enum``, ``Ltree``,
   ranges, network types...) -> STRING, unchanged;
 * ``EnumSet`` (comma-separated) -> ARRAY<STRING>;
@@ -40,7 +42,8 @@ _VARBIT_UNBOUNDED = 2**31 - 1
 
 
 def _cast_to(target: DataType) -> LeafCodec:
-    return LeafCodec(target, target.simpleString(), lambda raw: raw.try_cast(target))
+    floating = isinstance(target, (FloatType, DoubleType))
+    return LeafCodec(target, target.simpleString(), lambda raw: raw.try_cast(target), floating=floating)
 
 
 STRING_CODEC = LeafCodec(StringType(), "string", None, toastable=True)

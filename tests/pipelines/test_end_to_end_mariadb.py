@@ -19,7 +19,7 @@ DECIMAL(p,s)                  DECIMAL(p,s)           the exact decimal
 FLOAT                         FLOAT                  ``CAST(f AS DOUBLE)`` as a float32 (the exact
                                                      stored value), or that value rounded to the 6
                                                      significant digits MariaDB prints (see below)
-DOUBLE                        DOUBLE                 the double (1 ulp: Sail's from_json parser)
+DOUBLE                        DOUBLE                 the double
 CHAR/VARCHAR/TEXT utf8mb4     STRING                 the text (emoji included; CHAR without the
                                                      trailing spaces MySQL strips)
 BINARY(n)/VARBINARY/BLOB      BINARY                 the bytes (BINARY zero-padded to n)
@@ -282,14 +282,12 @@ def _source_rows(args: dict[str, Any], table: str, columns: list[str]) -> list[d
 
 
 def _same(got: Any, expected: Any) -> bool:
-    """Equal; doubles within one unit in the last place (Sail 0.7's from_json float parser, see
-    docs/silver.md, "Engines"); bytes whatever buffer type the engine returns; a tuple
-    lists the acceptable values."""
+    """Equal (doubles exactly, NaN equal to NaN); bytes whatever buffer type the engine returns;
+    a tuple lists the acceptable values."""
     if isinstance(expected, tuple):
         return any(_same(got, e) for e in expected)
     if isinstance(got, float) and isinstance(expected, float):
-        return got == expected or math.nextafter(got, expected) == expected or (
-            math.isnan(got) and math.isnan(expected))
+        return got == expected or (math.isnan(got) and math.isnan(expected))
     if isinstance(got, (bytes, bytearray)):
         return bytes(got) == expected
     return bool(got == expected)
