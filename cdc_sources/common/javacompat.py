@@ -136,8 +136,16 @@ _F32 = struct.Struct("<f")
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 
 
+_FLOAT32_MAX = 3.4028234663852886e38
+_FLOAT32_ROUNDS_TO_MAX = _FLOAT32_MAX + 2.0**103  # half a binary32 ulp above the largest float
+
+
 def float32(value: float) -> float:
-    """The value as a Java ``float`` would hold it: rounded to the nearest IEEE binary32."""
+    """The value as a Java ``float`` would hold it: rounded to the nearest IEEE binary32
+    (beyond the largest float: the largest float within half an ulp of it, else infinity)."""
+    if math.isfinite(value) and abs(value) > _FLOAT32_MAX:
+        magnitude = _FLOAT32_MAX if abs(value) < _FLOAT32_ROUNDS_TO_MAX else math.inf
+        return math.copysign(magnitude, value)
     return _F32.unpack(_F32.pack(value))[0]  # type: ignore[no-any-return]
 
 

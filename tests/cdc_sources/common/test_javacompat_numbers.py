@@ -11,6 +11,13 @@ def test_float32_renders_like_float_to_string() -> None:
     assert float32_shortest(-0.0) == 0.0 and float32_shortest(float("inf")) == float("inf")
 
 
+def test_float32_at_the_edge_of_its_range_rounds_like_a_java_cast() -> None:
+    largest = 3.4028234663852886e38  # Float.MAX_VALUE
+    assert float32(largest) == largest and float32_shortest(largest) == 3.4028235e38  # "3.4028235E38"
+    assert float32(3.4028235e38) == largest  # within half an ulp: (float) gives MAX_VALUE
+    assert float32(3.5e38) == float("inf") and float32(-1e39) == float("-inf")
+
+
 def test_math_round_and_narrowing() -> None:
     assert [java_round(x) for x in (2.5, -2.5, 0.49999999999999994, 1e300, float("nan"))] == [
         3, -2, 0, 2**63 - 1, 0]
