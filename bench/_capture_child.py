@@ -67,6 +67,8 @@ class Probe:
     t_return: float = 0.0
     written: int = 0
     commits: list[tuple[float, int, float]] = field(default_factory=list)
+    stage_busy_s: float = 0.0
+    """Time spent staging records outside commits (writing data files ahead of the commit)."""
 
     def on_commit(self, result: BronzeCommitResult, started: float) -> None:
         """Record a bronze commit: when it returned (s since the call), its records, its duration."""
@@ -105,14 +107,27 @@ def session_class(spec: str) -> Any:
 def install_probe(probe: Probe, session_cls: Any) -> None:
     """Wrap the bronze commit and the session iterators of ``session_cls`` (this process only)."""
     original_commit = BronzeWriter.commit
+    original_stage = BronzeWriter.stage
+    committing = threading.local()
 
     def commit(self: BronzeWriter, *args: Any, **kwargs: Any) -> BronzeCommitResult:
         started = time.monotonic()
-        result = original_commit(self, *args, **kwargs)
+        committing.active = True
+        try:
+            result = original_commit(self, *args, **kwargs)
+        finally:
+            committing.active = False
         probe.on_commit(result, started)
         return result
 
+    def stage(self: BronzeWriter, *args: Any, **kwargs: Any) -> None:
+        started = time.monotonic()
+        original_stage(self, *args, **kwargs)
+        if not getattr(committing, "active", False):  # a commit's own staging counts in the commit
+            probe.stage_busy_s += time.monotonic() - started
+
     BronzeWriter.commit = commit  # type: ignore[method-assign]
+    BronzeWriter.stage = stage  # type: ignore[method-assign]
     session_cls.snapshot = _observed(session_cls.snapshot, "snapshot", probe)
     session_cls.stream = _observed(session_cls.stream, "stream", probe)
 

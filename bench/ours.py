@@ -128,7 +128,7 @@ def summarize_ours(raw: dict[str, Any], records: int) -> dict[str, Any]:
         "events_per_s_first_to_last": records / first_to_last,
         "bronze_rows": raw["bronze_rows"],
         "bronze_commits": len(probe["commits"]),
-        "bronze_commit_busy_s": sum(c[2] for c in probe["commits"]),
+        "bronze_commit_busy_s": sum(c[2] for c in probe["commits"]) + probe.get("stage_busy_s", 0.0),
         "peak_rss_mb": raw["peak_rss_bytes"] / 2**20,
         "rss_before_run_mb": raw["rss_before_run_bytes"] / 2**20,
         "capture": raw["capture"],

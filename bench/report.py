@@ -116,7 +116,7 @@ def scenario_details(scenarios: list[dict[str, Any]], *, volume: Facts, readers:
 
 def ours_facts(ours: dict[str, Any], *, run_capture: str = "run_capture") -> str:
     """Our run's bronze commits, start-up and baseline RSS (``run_capture``: how its duration is named)."""
-    return (f"ours: {ours['bronze_commits']} bronze commits (commit thread busy "
+    return (f"ours: {ours['bronze_commits']} bronze commits (commit thread busy writing "
             f"{ours['bronze_commit_busy_s']:.1f}s), start→first record "
             f"{ours['start_to_first_s']:.2f}s, {run_capture} {ours['run_capture_s']:.2f}s, "
             f"RSS before run {ours['rss_before_run_mb']:.0f} MB")

@@ -70,7 +70,8 @@ BRONZE_SCHEMA = pa.schema(
 * ``position``: the source offset after the record, JSON, as the connector records offsets.
 * ``schema_id``: key into ``_cdc/<source>/schemas`` for the schema that decodes ``value``.
 * ``headers``: ``__debezium.newkey`` / ``__debezium.oldkey`` on primary-key changes.
-* ``ingested_at``: when the batch was committed; ``batch``: the capture batch number.
+* ``ingested_at``: when the batch's first rows were written (its commit follows within the
+  capture's ``commit_interval_ms``); ``batch``: the capture batch number.
 """
 
 OFFSETS_SCHEMA = pa.schema(

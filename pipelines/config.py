@@ -48,8 +48,9 @@ class CaptureSettings(_Strict):
     Attributes:
         commit_interval_ms: the longest a change waits before it is committed to bronze.
         commit_max_records: a batch is committed once it holds this many records.
-        commit_max_bytes: ... or this many bytes of key/value/position text (bounds memory:
-            at most one batch is being written while the next one fills).
+        commit_max_bytes: records in memory are written to the batch's data files (staged,
+            not yet committed) once they hold this many bytes of key/value/position text
+            (bounds memory: at most one buffer is being written while the next one fills).
     """
 
     commit_interval_ms: int = Field(1000, ge=10)

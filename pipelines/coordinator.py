@@ -1,9 +1,10 @@
 """Runs a capture session into bronze: plan, snapshot if planned, then stream.
 
-The coordinator alone decides the order and the commit points. Records are buffered and
-committed as one bronze batch when the buffer reaches ``commit_max_records`` or has waited
-``commit_interval_ms``; the source is acknowledged only after a commit whose offset came
-from a checkpoint (a transaction boundary), never ahead of bronze.
+The coordinator alone decides the order and the commit points. Records are buffered; a
+buffer holding ``commit_max_bytes`` of text is written to the batch's data files (staged,
+bounding memory) and the batch is committed to bronze when it holds ``commit_max_records``,
+has waited ``commit_interval_ms``, or a snapshot ends. The source is acknowledged only after a
+commit whose offset came from a checkpoint (a transaction boundary), never ahead of bronze.
 """
 
 from __future__ import annotations
@@ -49,22 +50,37 @@ class CaptureResult:
 
 @dataclass
 class _Buffer:
+    """The batch being built: records still in memory, and what was staged of it already.
+
+    Attributes:
+        count / size: records and bytes of text in memory.
+        staged: records of the batch already written to data files.
+        staged_position: the position of the last staged record.
+        since: when the batch got its first record.
+    """
+
     records: list[ChangeRecord | ChangeBlock] = field(default_factory=list)
     count: int = 0
     size: int = 0
+    staged: int = 0
+    staged_position: str | None = None
     schemas: list[SchemaVersion] = field(default_factory=list)
     checkpoint: dict[str, Any] | None = None
     since: float = 0.0
 
+    @property
+    def empty(self) -> bool:
+        return not self.records and not self.staged
+
     def add_run(self, run: list[ChangeRecord]) -> None:
-        if not self.records:
+        if self.empty:
             self.since = time.monotonic()
         self.records.extend(run)
         self.count += len(run)
         self.size += sum(len(r.value or "") + len(r.position) for r in run)
 
     def add(self, item: ChangeRecord | ChangeBlock) -> None:
-        if not self.records:
+        if self.empty:
             self.since = time.monotonic()
         self.records.append(item)
         if isinstance(item, ChangeBlock):
@@ -74,9 +90,18 @@ class _Buffer:
             self.count += 1
             self.size += len(item.value or "") + len(item.position)
 
-    def last_position(self) -> str:
+    def last_position(self) -> str | None:
+        if not self.records:
+            return self.staged_position
         last = self.records[-1]
         return str(last.positions[-1]) if isinstance(last, ChangeBlock) else last.position
+
+    def take_records(self) -> list[ChangeRecord | ChangeBlock]:
+        """Hand the in-memory records over to be staged."""
+        records, self.staged_position = self.records, self.last_position()
+        self.staged += self.count
+        self.records, self.count, self.size = [], 0, 0
+        return records
 
 
 class Coordinator:
@@ -96,7 +121,7 @@ class Coordinator:
         self._snapshot_completed = stored.snapshot_completed if stored else False
         self._offset: dict[str, Any] = dict(stored.offset) if stored else {}
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="bronze-commit")
-        self._inflight: tuple[Future[BronzeCommitResult], dict[str, Any] | None, bool] | None = None
+        self._inflight: tuple[Future[BronzeCommitResult | None], dict[str, Any] | None, bool] | None = None
 
     def run(self, *, until_idle: bool) -> CaptureResult:
         started = time.monotonic()
@@ -136,7 +161,7 @@ class Coordinator:
             elif isinstance(item, Checkpoint):
                 buf.checkpoint = item.offset
                 due = time.monotonic() - buf.since >= self.interval
-                if item.idle or snapshot or (due and (buf.records or item.offset != self._offset)):
+                if item.idle or snapshot or (due and (not buf.empty or item.offset != self._offset)):
                     self._commit(buf, snapshot)
                 if item.idle:
                     self._wait()
@@ -152,13 +177,21 @@ class Coordinator:
                 if item.table_done:
                     rate_start = time.monotonic()
                 continue
-            if buf.count >= self.max_records or buf.size >= self.max_bytes or (
-                buf.records and time.monotonic() - buf.since >= self.interval
+            if buf.count + buf.staged >= self.max_records or (
+                not buf.empty and time.monotonic() - buf.since >= self.interval
             ):
                 self._commit(buf, snapshot)
-        if buf.records or buf.schemas or buf.checkpoint is not None:
+            elif buf.size >= self.max_bytes:
+                self._stage(buf)
+        if not buf.empty or buf.schemas or buf.checkpoint is not None:
             self._commit(buf, snapshot)
         self._wait()
+
+    def _stage(self, buf: _Buffer) -> None:
+        """Hand the buffer's records to the commit thread to be written to data files."""
+        self._wait()
+        future: Future[BronzeCommitResult | None] = self._pool.submit(self.writer.stage, buf.take_records())
+        self._inflight = (future, None, False)
 
     def _commit(self, buf: _Buffer, snapshot: bool) -> None:
         """Hand the buffer to the commit thread; at most one commit is in flight.
@@ -168,17 +201,18 @@ class Coordinator:
         """
         offset = buf.checkpoint
         acknowledge = offset is not None
-        if offset is None and snapshot and buf.records:
-            offset = orjson.loads(buf.last_position())
+        position = buf.last_position()
+        if offset is None and snapshot and position is not None:
+            offset = orjson.loads(position)
         offset = offset if offset is not None else self._offset
         # the snapshot reader yields a Checkpoint only once every table has been read
         completed = self._snapshot_completed or (snapshot and buf.checkpoint is not None)
         self._wait()
-        future = self._pool.submit(self.writer.commit, buf.records, buf.schemas, offset,
-                                   snapshot_completed=completed)
+        future: Future[BronzeCommitResult | None] = self._pool.submit(
+            self.writer.commit, buf.take_records(), buf.schemas, offset, snapshot_completed=completed)
         self._inflight = (future, offset if acknowledge else None, snapshot)
         self._offset = dict(offset)
-        buf.records, buf.schemas, buf.checkpoint, buf.count, buf.size = [], [], None, 0, 0
+        buf.schemas, buf.checkpoint, buf.staged, buf.staged_position = [], None, 0, None
         buf.since = time.monotonic()
 
     def _wait(self) -> None:
@@ -188,6 +222,8 @@ class Coordinator:
         future, ack, snapshot = self._inflight
         self._inflight = None
         result = future.result()
+        if result is None:  # records staged, nothing committed yet
+            return
         self.result.batches += 1
         self.result.skipped_replays += result.records_skipped
         for topic, n in result.per_topic.items():

@@ -101,8 +101,8 @@ def test_snapshot_rows_committed_before_any_offset_are_discarded(tmp_path):
     w = BronzeWriter(root, "p")
     w.recover()
     w._commit_schemas([SCHEMA], dt.datetime.now(dt.UTC))
-    w._commit_topic("p.public.t", [rec("p.public.t", 1, op="r")], 1,
-                    dt.datetime.now(dt.UTC))
+    w.stage([rec("p.public.t", 1, op="r")])
+    w._commit_topic("p.public.t", w._pending["p.public.t"], 1)
     # crash here: data committed, no offset yet
     w2 = BronzeWriter(root, "p")
     assert w2.recover() is None

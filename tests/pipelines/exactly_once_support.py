@@ -79,7 +79,8 @@ def create_schema(dsn: str, *, big: int, accounts: int, orders: int, pad: int = 
         conn.execute("INSERT INTO orders SELECT g, 1, 1, 'new' FROM generate_series(1, %s) g", (orders,))
 
 
-def pipeline_yaml(root: str, dsn: str, *, slot: str, interval_ms: int, max_records: int, **options: str) -> str:
+def pipeline_yaml(root: str, dsn: str, *, slot: str, interval_ms: int, max_records: int,
+                  max_bytes: int = 8 << 20, **options: str) -> str:
     """A one-source pipeline file for ``dsn`` (a libpq ``key=value`` string)."""
     parts = dict(p.split("=", 1) for p in dsn.split())
     opts = {"slot.name": slot, "retriable.restart.connector.wait.ms": "200", "poll.interval.ms": "100",
@@ -87,7 +88,8 @@ def pipeline_yaml(root: str, dsn: str, *, slot: str, interval_ms: int, max_recor
     lines = "".join(f'      {k}: "{v}"\n' for k, v in opts.items())
     return (f'pipeline: eo\nlakehouse: {{root: "{root}"}}\nsources:\n  - name: {PREFIX}\n    connector: postgres\n'
             f"    connection: {{host: 127.0.0.1, port: {parts['port']}, database: {parts['dbname']}, user: postgres}}\n"
-            f"    capture: {{commit_interval_ms: {interval_ms}, commit_max_records: {max_records}}}\n"
+            f"    capture: {{commit_interval_ms: {interval_ms}, commit_max_records: {max_records}, "
+            f"commit_max_bytes: {max_bytes}}}\n"
             f"    options:\n{lines}")
 
 

@@ -144,7 +144,8 @@ TARGETED_WORKLOAD = (
     "DELETE FROM orders WHERE id = 1; UPDATE big SET grp = 7 WHERE id = 5; INSERT INTO accounts VALUES (4, 1, 'z')",
 )
 """One transaction per item: multi-table, key changes (REPLICA IDENTITY FULL and DEFAULT), a
-transaction larger than a batch (``commit_max_records: 4``), c/u/d of one row in one transaction."""
+transaction larger than a batch (``commit_max_records: 4``; ``commit_max_bytes: 1024`` stages about
+three records ahead of each commit), c/u/d of one row in one transaction."""
 
 
 class KillHarness:
@@ -167,7 +168,7 @@ class KillHarness:
         self.runs += 1
         db, dsn, root = self._fresh_db()
         try:
-            text = pipeline_yaml(root, dsn, slot=f"{db}_c", interval_ms=600_000, max_records=4)
+            text = pipeline_yaml(root, dsn, slot=f"{db}_c", interval_ms=600_000, max_records=4, max_bytes=1024)
             workload = functools.partial(apply_workload, dsn, TARGETED_WORKLOAD)
             plan = trace_plan(str(self.workdir / f"{db}.trace"), kind, n, ack=ACK, stream=STREAM,
                               before_stream=workload)
@@ -227,7 +228,9 @@ def harness(pg_server: LocalPostgres,
 @pytest.mark.slow
 @pytest.mark.parametrize("phase, kind", [
     pytest.param("snapshot", "write"),
+    ("snapshot", "stage"),
     ("stream", "write"),
+    ("stream", "stage"),
     ("stream", "ack"),
 ])
 def test_sigkill_at_every_protocol_point_leaves_bronze_exactly_once(harness, phase, kind):

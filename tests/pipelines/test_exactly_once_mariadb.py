@@ -141,7 +141,8 @@ class KillHarness:
         try:
             root = str(self.workdir / str(args["database"]))
             text = mariadb_pipeline_text(root, args, server_id=5701,
-                                         capture={"commit_interval_ms": 600_000, "commit_max_records": 4})
+                                         capture={"commit_interval_ms": 600_000, "commit_max_records": 4,
+                                                  "commit_max_bytes": 1024})
             workload = functools.partial(apply_transactions, args, TARGETED_WORKLOAD)
             plan = trace_plan(str(self.workdir / f"{args['database']}.trace"), kind, n,
                               ack="cdc_sources.mysql.session:MySqlCaptureSession.acknowledge",
@@ -217,7 +218,8 @@ def harness(mariadb_server: LocalMariaDB,
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("phase, kind", [("snapshot", "write"), ("stream", "write"), ("stream", "ack")])
+@pytest.mark.parametrize("phase, kind", [("snapshot", "write"), ("snapshot", "stage"), ("stream", "write"),
+                                         ("stream", "stage"), ("stream", "ack")])
 def test_sigkill_at_every_protocol_point_leaves_bronze_exactly_once(harness, phase, kind):
     h, points = harness
     kill_at_each(h.run, points, phase, kind)

@@ -150,11 +150,13 @@ class TracePlan:
     """Where a traced child capture kills itself, and what it does when streaming starts.
 
     Attributes:
-        trace: a file that gets one line per bronze write (``write <n> <table path>``), per
+        trace: a file that gets one line per bronze write (``write <n> <table path>``: a Delta
+            commit), per row group staged ahead of its commit (``stage <n> <table path>``), per
             source acknowledgement (``ack <n> <argument>``) and ``stream`` when streaming starts.
         ack: the method whose return is an acknowledgement (``module:Class.method``).
         stream: the session's ``stream(until_idle=...)`` generator method (``module:Class.method``).
-        after_write: SIGKILL right after the Nth ``write_deltalake`` of ``bronze.writer`` returns.
+        after_write: SIGKILL right after the Nth Delta commit of ``bronze.writer`` returns.
+        after_stage: SIGKILL right after the Nth staged row group is written.
         after_ack: SIGKILL right after the Nth ``ack`` call returns.
         before_stream: run (in the child) just before streaming starts, e.g. a workload; must be
             picklable (a module-level function or a ``functools.partial`` of one).
@@ -164,16 +166,18 @@ class TracePlan:
     ack: str
     stream: str
     after_write: int = 0
+    after_stage: int = 0
     after_ack: int = 0
     before_stream: Callable[[], None] | None = None
 
 
 def trace_plan(trace: str, kind: str = "", n: int = 0, *, ack: str, stream: str,
                before_stream: Callable[[], None] | None = None) -> TracePlan:
-    """A plan that kills the child right after the ``n``-th ``kind`` (``write`` or ``ack``) point;
-    ``kind`` empty: an uninterrupted run."""
+    """A plan that kills the child right after the ``n``-th ``kind`` (``write``, ``stage`` or
+    ``ack``) point; ``kind`` empty: an uninterrupted run."""
     return TracePlan(trace, ack=ack, stream=stream, after_write=n if kind == "write" else 0,
-                     after_ack=n if kind == "ack" else 0, before_stream=before_stream)
+                     after_stage=n if kind == "stage" else 0, after_ack=n if kind == "ack" else 0,
+                     before_stream=before_stream)
 
 
 def _resolve(name: str) -> tuple[type, str]:
@@ -190,12 +194,15 @@ def traced_capture(pipeline_text: str, plan: TracePlan) -> None:
     """
     from concurrent.futures import ThreadPoolExecutor
 
+    from deltalake import DeltaTable
+
     import bronze.writer as writer_mod
+    from bronze.data_files import OpenDataFile
     from pipelines.capture import run_capture
     from pipelines.config import parse_pipeline
 
     fd = os.open(plan.trace, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    counts = {"write": 0, "ack": 0}
+    counts = {"write": 0, "stage": 0, "ack": 0}
 
     def note(kind: str, text: str = "", kill_at: int = 0) -> None:
         counts[kind] = counts.get(kind, 0) + 1
@@ -206,12 +213,30 @@ def traced_capture(pipeline_text: str, plan: TracePlan) -> None:
     ack_cls, ack_name = _resolve(plan.ack)
     stream_cls, stream_name = _resolve(plan.stream)
     real_write = writer_mod.write_deltalake  # type: ignore[attr-defined]
+    real_create = writer_mod.create_table_with_add_actions  # type: ignore[attr-defined]
+    real_transaction = DeltaTable.create_write_transaction
+    real_append = OpenDataFile.append
     real_ack, real_stream = getattr(ack_cls, ack_name), getattr(stream_cls, stream_name)
+
+    def table_name(target: Any) -> str:
+        path = target if isinstance(target, str) else str(target.table_uri)
+        return path.rstrip("/").rsplit("/bronze/", maxsplit=1)[-1]
 
     def write(target: Any, *args: Any, **kwargs: Any) -> None:
         real_write(target, *args, **kwargs)
-        path = target if isinstance(target, str) else str(target.table_uri)
-        note("write", path.rstrip("/").rsplit("/bronze/", maxsplit=1)[-1], plan.after_write)
+        note("write", table_name(target), plan.after_write)
+
+    def create(target: str, *args: Any, **kwargs: Any) -> None:
+        real_create(target, *args, **kwargs)
+        note("write", table_name(target), plan.after_write)
+
+    def transaction(self: DeltaTable, *args: Any, **kwargs: Any) -> None:
+        real_transaction(self, *args, **kwargs)
+        note("write", table_name(self), plan.after_write)
+
+    def append(self: OpenDataFile, *args: Any, **kwargs: Any) -> None:
+        real_append(self, *args, **kwargs)
+        note("stage", table_name(self.location.folder), plan.after_stage)
 
     def ack(self: Any, *args: Any, **kwargs: Any) -> Any:
         out = real_ack(self, *args, **kwargs)
@@ -226,6 +251,9 @@ def traced_capture(pipeline_text: str, plan: TracePlan) -> None:
 
     writer_mod.ThreadPoolExecutor = lambda _n=1: ThreadPoolExecutor(1)  # type: ignore[attr-defined,assignment]
     writer_mod.write_deltalake = write  # type: ignore[attr-defined,assignment]
+    writer_mod.create_table_with_add_actions = create  # type: ignore[attr-defined,assignment]
+    DeltaTable.create_write_transaction = transaction  # type: ignore[method-assign,assignment]
+    OpenDataFile.append = append  # type: ignore[method-assign]
     setattr(ack_cls, ack_name, ack)
     setattr(stream_cls, stream_name, stream)
     run_capture(parse_pipeline(pipeline_text, env={}), until_idle=True)
@@ -250,8 +278,8 @@ def run_killed_child(ctx: ForkServerContext, pipeline_text: str, plan: TracePlan
     if child.is_alive():
         child.kill()
         child.join()
-        raise AssertionError(f"the child capture (killed after write {plan.after_write} or ack "
-                             f"{plan.after_ack}) hung: see {plan.trace}")
+        raise AssertionError(f"the child capture (killed after write {plan.after_write}, stage "
+                             f"{plan.after_stage} or ack {plan.after_ack}) hung: see {plan.trace}")
     run_capture(parse_pipeline(pipeline_text, env={}), until_idle=True)
     if not applied():
         apply()
@@ -272,7 +300,7 @@ def read_trace(path: str) -> Trace:
 class KillPoint:
     """One place to kill at: the Nth bronze write or source acknowledgement, and what it is."""
 
-    kind: str  # "write" or "ack"
+    kind: str  # "write", "stage" or "ack"
     n: int
     phase: str  # "snapshot" or "stream"
     what: str
@@ -293,6 +321,8 @@ def kill_points(trace: Trace, *, acknowledged: str = SLOT_ACKNOWLEDGED) -> list[
             phase = "stream"
         elif kind == "ack":
             points.append(KillPoint("ack", n, phase, acknowledged))
+        elif kind == "stage":
+            points.append(KillPoint("stage", n, phase, f"rows of {detail} staged, before their commit"))
         else:
             following = next((d for k, _, d in trace[i + 1:] if k == "write"), "")
             if detail.endswith("/offsets"):
