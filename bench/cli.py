@@ -1,9 +1,10 @@
 """What the capture bench commands share: their options, the scenarios they run, and the run itself.
 
 `bench.capture_bench` (PostgreSQL) and `bench.mysql_bench` (MySQL/MariaDB) take the same sizing,
-scenario and output options, run the same four scenarios (`SCENARIOS`) on one private server
-they start, and print and write their results the same way (`run_bench`). Each adds its own
-options and gives how to start its server, how to run a scenario and how to render the results.
+scenario and output options, run the same four scenarios (`SCENARIOS`; the PostgreSQL bench
+adds `changes`: inserts, updates and deletes) on one private server they start, and print and
+write their results the same way (`run_bench`). Each adds its own options and gives how to start
+its server, how to run a scenario and how to render the results.
 """
 
 from __future__ import annotations
@@ -21,12 +22,13 @@ from bench.measure import RunContext, Say
 from bench.report import profile_summary, write_json
 
 SCENARIOS = ("stream", "stream_many", "snapshot", "memory")
+"""The scenarios every capture bench has."""
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
 
-def parser(prog: str, doc: str) -> argparse.ArgumentParser:
+def parser(prog: str, doc: str, scenarios: tuple[str, ...] = SCENARIOS) -> argparse.ArgumentParser:
     """A bench command's parser with the sizing and scenario options (its description: the
-    first line of ``doc``)."""
+    first line of ``doc``; ``scenarios``: the ones it can run, all by default)."""
     p = argparse.ArgumentParser(prog=prog, description=doc.split("\n", maxsplit=1)[0])
     p.add_argument("--rows-stream", type=int, default=200_000, help="rows inserted for the streaming scenarios")
     p.add_argument("--rows-snapshot", type=int, default=1_000_000, help="rows in the snapshot scenario's table")
@@ -36,8 +38,10 @@ def parser(prog: str, doc: str) -> argparse.ArgumentParser:
         default=1_000_000,
         help="rows of the single transaction streamed in the memory scenario",
     )
-    p.add_argument("--stream-tx-rows", type=int, default=1_000, help="rows per transaction in the stream_many scenario")
-    p.add_argument("--scenarios", default=",".join(SCENARIOS), help=f"comma-separated subset of {', '.join(SCENARIOS)}")
+    p.add_argument("--stream-tx-rows", type=int, default=1_000,
+                   help="rows per transaction in the stream_many and changes scenarios")
+    p.add_argument("--scenarios", default=",".join(scenarios), help=f"comma-separated subset of {', '.join(scenarios)}")
+    p.set_defaults(valid_scenarios=scenarios)
     p.add_argument(
         "--repeat",
         type=int,
@@ -65,9 +69,9 @@ def add_output_options(p: argparse.ArgumentParser, *, kept: str) -> None:
 def parse_checked(p: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
     """Parse ``argv``; unknown scenario names are an error."""
     args = p.parse_args(argv)
-    unknown = set(args.scenarios.split(",")) - set(SCENARIOS)
+    unknown = set(args.scenarios.split(",")) - set(args.valid_scenarios)
     if unknown:
-        p.error(f"unknown scenarios {sorted(unknown)}; valid: {', '.join(SCENARIOS)}")
+        p.error(f"unknown scenarios {sorted(unknown)}; valid: {', '.join(args.valid_scenarios)}")
     return args
 
 
@@ -91,6 +95,8 @@ def planned(args: argparse.Namespace) -> list[Planned]:
         Planned(
             "memory", f"Memory: one {args.rows_memory:,}-row transaction streamed", args.rows_memory, args.rows_memory
         ),
+        Planned("changes", f"Streaming {args.rows_stream:,} rows inserted, updated, deleted", args.rows_stream,
+                args.stream_tx_rows),
     ]
     return [p for p in plans if p.key in chosen]
 

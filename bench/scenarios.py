@@ -10,6 +10,7 @@ runs are kept in the JSON, and the peak RSS reported is the largest of all runs.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,7 @@ from bench.ours import OursTarget
 from bench.raw import recvlogical_create_slot, run_copy_psql, run_copy_psycopg, run_recvlogical
 from bench.workload import (
     BenchDb,
+    change_rows,
     create_database,
     current_lsn,
     drop_database,
@@ -79,14 +81,15 @@ def _prepare_streaming(ctx: BenchContext, key: str, db: BenchDb, n: int, *, debe
 
 
 def _stream_runs(ctx: BenchContext, readers: _StreamReaders, db: BenchDb, end_lsn: str, rows: int,
-                 n: int) -> dict[str, list[dict[str, Any]]]:
-    """Every reader streams the inserted rows from its own slot, ``n`` rounds."""
+                 n: int, changes: int) -> dict[str, list[dict[str, Any]]]:
+    """Every reader streams the changes from its own slot, ``n`` rounds: ``rows`` records (what
+    Debezium and we emit, tombstones included), ``changes`` row changes (what pgoutput sends)."""
     say = ctx.say
     runs: dict[str, list[dict[str, Any]]] = {"ours": [], "ours_source": [], "debezium": [],
                                              "pg_recvlogical": []}
     for i in range(n):
         say(f"  run {i + 1}/{n}: pg_recvlogical (pgoutput, to a pipe that discards)")
-        runs["pg_recvlogical"].append(rate(run_recvlogical(db, f"bench_recvlogical_{i}", end_lsn), rows))
+        runs["pg_recvlogical"].append(rate(run_recvlogical(db, f"bench_recvlogical_{i}", end_lsn), changes))
         run_ours_round(ctx, f"run {i + 1}/{n}:", runs, readers.ours[i],
                        readers.source[i] if readers.source else None, rows)
         if readers.debezium:
@@ -97,10 +100,26 @@ def _stream_runs(ctx: BenchContext, readers: _StreamReaders, db: BenchDb, end_ls
     return runs
 
 
+Workload = Callable[[BenchDb, int, int], tuple[int, int, int]]
+"""Makes a streaming scenario's changes: ``(db, rows, tx_rows)`` -> (transactions, records our
+connector and Debezium emit, row changes pgoutput sends)."""
+
+
+def inserts(db: BenchDb, rows: int, tx_rows: int) -> tuple[int, int, int]:
+    """``rows`` inserts: one record each."""
+    return insert_rows(db, rows, tx_rows=tx_rows), rows, rows
+
+
+def changes(db: BenchDb, rows: int, tx_rows: int) -> tuple[int, int, int]:
+    """``rows`` inserts, updates and deletes: four records a row (the delete's tombstone too)."""
+    return change_rows(db, rows, tx_rows=tx_rows), 4 * rows, 3 * rows
+
+
 def streaming(ctx: BenchContext, key: str, title: str, rows: int, tx_rows: int, *,
               debezium: bool, profile: bool = False, repeat: int | None = None,
-              source_only: bool = True) -> dict[str, Any]:
-    """Insert ``rows`` rows in transactions of ``tx_rows``; every reader streams them from its slot."""
+              source_only: bool = True, workload: Workload = inserts) -> dict[str, Any]:
+    """Make ``rows`` rows' changes (``workload``) in transactions of ``tx_rows``; every reader
+    streams them from its slot."""
     say = ctx.say
     n = ctx.repeat if repeat is None else repeat
     path = ctx.profile_path(key) if profile else None
@@ -108,15 +127,15 @@ def streaming(ctx: BenchContext, key: str, title: str, rows: int, tx_rows: int, 
         readers = _prepare_streaming(ctx, key, db, n, debezium=debezium, profile=path is not None,
                                      source_only=source_only)
         start_lsn = current_lsn(db)
-        say(f"  setup: inserting {rows:,} rows in transactions of {tx_rows:,} rows")
-        transactions, load_s = timed(lambda: insert_rows(db, rows, tx_rows=tx_rows))
+        say(f"  setup: {workload.__doc__} for {rows:,} rows, in transactions of {tx_rows:,} rows")
+        (transactions, records, row_changes), load_s = timed(lambda: workload(db, rows, tx_rows))
         end_lsn = current_lsn(db)
         settle(db)
-        runs = _stream_runs(ctx, readers, db, end_lsn, rows, n)
-        out = scenario_result(key, title, "streaming", rows, runs, transactions=transactions, load_s=load_s,
+        runs = _stream_runs(ctx, readers, db, end_lsn, records, n, row_changes)
+        out = scenario_result(key, title, "streaming", records, runs, transactions=transactions, load_s=load_s,
                               wal_bytes=wal_bytes(db, start_lsn, end_lsn))
         if readers.profile is not None and path is not None:
-            out["profile"] = profile_ours(ctx, readers.profile, rows, path)
+            out["profile"] = profile_ours(ctx, readers.profile, records, path)
         return out
 
 

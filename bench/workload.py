@@ -101,6 +101,22 @@ def insert_rows(db: BenchDb, count: int, *, tx_rows: int, first_id: int = 1) -> 
     return transactions
 
 
+_UPDATE = f"UPDATE public.{TABLE} SET status = status + 1, note = note || ' (changed)' WHERE id BETWEEN %s AND %s"
+_DELETE = f"DELETE FROM public.{TABLE} WHERE id BETWEEN %s AND %s"
+
+
+def change_rows(db: BenchDb, count: int, *, tx_rows: int) -> int:
+    """Insert ``count`` rows, then update each, then delete each, every pass in transactions of
+    ``tx_rows`` rows; returns the number of transactions."""
+    transactions = insert_rows(db, count, tx_rows=tx_rows)
+    with db.connect() as conn:
+        for statement in (_UPDATE, _DELETE):
+            for start in range(1, count + 1, tx_rows):
+                conn.execute(statement, (start, min(count, start + tx_rows - 1)))  # autocommit: one transaction
+                transactions += 1
+    return transactions
+
+
 def create_slot(db: BenchDb, slot: str) -> str:
     """Create a pgoutput logical replication slot; returns its consistent point (``X/Y``)."""
     with db.connect() as conn:

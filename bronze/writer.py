@@ -23,12 +23,15 @@ Not thread-safe; one writer per source. Tables are written concurrently within a
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import importlib.metadata
+import itertools
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -173,8 +176,8 @@ class BronzeWriter:
         if self._batch_time is None:
             self._batch_time = dt.datetime.now(dt.UTC)
         by_topic: dict[str, list[ChangeRecord | ChangeBlock]] = {}
-        for rec in records:
-            by_topic.setdefault(rec.topic, []).append(rec)
+        for topic, group in itertools.groupby(records, key=_TOPIC):
+            by_topic.setdefault(topic, []).extend(group)
         futures = [self._pool.submit(self._stage_topic, topic, items, batch, self._batch_time)
                    for topic, items in by_topic.items()]
         for future in futures:
@@ -318,7 +321,7 @@ class BronzeWriter:
                 new_key = block.last_order_key
             else:
                 staged.received += len(run)
-                fresh = [r for r in run if r.order_key > new_key] if new_key else run
+                fresh = _fresh(run, new_key)
                 if not fresh:
                     continue
                 parts.append(_to_arrow(fresh, seq, batch, now))
@@ -437,35 +440,55 @@ class BronzeWriter:
         return None
 
 
+_TOPIC, _KEY, _VALUE, _OP, _POSITION, _SCHEMA_ID, _HEADERS, _ORDER_KEY = (
+    attrgetter(name) for name in ("topic", "key", "value", "op", "position", "schema_id", "headers", "order_key"))
+
+
 def _to_arrow(records: list[ChangeRecord], first_seq: int, batch: int, now: dt.datetime) -> pa.Table:
     n = len(records)
-    headers = [list(r.headers.items()) if r.headers else None for r in records]
+    headers = list(map(_HEADERS, records))
+    header_column = (pa.array([list(h.items()) if h else None for h in headers], pa.map_(pa.string(), pa.string()))
+                     if any(headers) else pa.nulls(n, pa.map_(pa.string(), pa.string())))
+    schema_ids = list(map(_SCHEMA_ID, records))
     return pa.Table.from_arrays(
         [
-            pa.array([r.key for r in records], pa.large_string()),
-            pa.array([r.value for r in records], pa.large_string()),
-            pa.array([r.op for r in records], pa.string()),
-            pa.array(range(first_seq, first_seq + n), pa.int64()),
-            pa.array([r.position for r in records], pa.string()),
-            pa.array([r.schema_id for r in records], pa.string()),
-            pa.array(headers, pa.map_(pa.string(), pa.string())),
-            pa.array([now] * n, pa.timestamp("us", tz="UTC")),
-            pa.array([batch] * n, pa.int64()),
+            pa.array(list(map(_KEY, records)), pa.large_string()),
+            pa.array(list(map(_VALUE, records)), pa.large_string()),
+            pa.array(list(map(_OP, records)), pa.string()),
+            pa.arange(first_seq, first_seq + n).cast(pa.int64()),
+            pa.array(list(map(_POSITION, records)), pa.string()),
+            (_same(schema_ids[0], pa.string(), n) if schema_ids.count(schema_ids[0]) == n
+             else pa.array(schema_ids, pa.string())),
+            header_column,
+            _same(now, pa.timestamp("us", tz="UTC"), n),
+            _same(batch, pa.int64(), n),
         ],
         schema=BRONZE_SCHEMA,
     )
 
 
+def _fresh(records: list[ChangeRecord], mark: tuple[int, ...]) -> list[ChangeRecord]:
+    """The records newer than a table's high-water mark ``mark`` (order keys increase within a
+    table, so only the first records can be replays)."""
+    if not mark or records[0].order_key > mark:
+        return records
+    return records[bisect.bisect_right(records, mark, key=_ORDER_KEY):]
+
+
 def _runs(items: list[ChangeRecord | ChangeBlock]) -> list[list[ChangeRecord] | ChangeBlock]:
     """Group consecutive records into lists; blocks stay as they are."""
     out: list[list[ChangeRecord] | ChangeBlock] = []
-    for item in items:
-        if isinstance(item, ChangeBlock):
+    start = None
+    for i, item in enumerate(items):
+        if type(item) is ChangeBlock:
+            if start is not None:
+                out.append(items[start:i])  # type: ignore[arg-type]
+                start = None
             out.append(item)
-        elif out and isinstance(out[-1], list):
-            out[-1].append(item)
-        else:
-            out.append([item])
+        elif start is None:
+            start = i
+    if start is not None:
+        out.append(items[start:] if start else items)  # type: ignore[arg-type]
     return out
 
 
