@@ -11,6 +11,7 @@ from bronze.writer import BronzeWriter
 from cdc_sources.spi import CdcError, ConfigError, ConfigProblem, Connector, Retriable
 from pipelines.config import PipelineConfig, SourceSpec
 from pipelines.coordinator import CaptureResult, Coordinator, ProgressFn
+from pipelines.memory_pool import use_capture_memory_pool
 from pipelines.registry import build_connector
 
 log = logging.getLogger(__name__)
@@ -32,8 +33,11 @@ def validate_sources(config: PipelineConfig, *, file: str | None = None) -> dict
 
 def run_capture(config: PipelineConfig, *, until_idle: bool, sources: Sequence[str] | None = None,
                 progress: ProgressFn | None = None, file: str | None = None) -> dict[str, CaptureResult]:
-    """Capture every (or the named) source into bronze; returns one result per source."""
+    """Capture every (or the named) source into bronze; returns one result per source.
+
+    Sets the process's default Arrow memory pool (`use_capture_memory_pool`)."""
     connectors = validate_sources(config, file=file)
+    use_capture_memory_pool()
     specs = [s for s in config.sources if sources is None or s.name in sources]
     if len(specs) == 1:
         spec = specs[0]
