@@ -23,18 +23,14 @@ Not thread-safe; one writer per source. Tables are written concurrently within a
 
 from __future__ import annotations
 
-import bisect
 import datetime as dt
 import importlib.metadata
-import itertools
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from operator import attrgetter
 from typing import Any
 
-import numpy as np
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -44,9 +40,14 @@ from deltalake.exceptions import TableNotFoundError
 from deltalake.transaction import AddAction, RemoveAction, create_table_with_add_actions
 
 from bronze.data_files import TABLE_CONFIGURATION, OpenDataFile, TableLocation
+from bronze.record_runs import Prepared, RecordRun, prepare, repeated_headers
 from bronze.schema import (
     BRONZE_SCHEMA,
+    COL_HEADERS,
+    COL_KEY,
+    COL_OP,
     COL_POSITION,
+    COL_SCHEMA_ID,
     COL_SEQ,
     COL_VALUE,
     META_BATCH,
@@ -163,21 +164,22 @@ class BronzeWriter:
             self._tables[topic] = state
         return state
 
-    def stage(self, records: Sequence[ChangeRecord | ChangeBlock]) -> None:
+    def stage(self, records: Sequence[ChangeRecord | ChangeBlock | RecordRun]) -> None:
         """Write records of the batch being built to data files now; `commit` records them.
 
         Replays (records not newer than a table's high-water mark) are dropped here, and the
         rest get their ``seq``. Until the commit the rows are in no table: a crash leaves only
-        unreferenced files behind.
+        unreferenced files behind. Records given as `ChangeRecord`s are converted here; a
+        caller on another thread converts them itself first (`record_runs.prepare`).
         """
         if not records:
             return
         batch = self._batch + 1
         if self._batch_time is None:
             self._batch_time = dt.datetime.now(dt.UTC)
-        by_topic: dict[str, list[ChangeRecord | ChangeBlock]] = {}
-        for topic, group in itertools.groupby(records, key=_TOPIC):
-            by_topic.setdefault(topic, []).extend(group)
+        by_topic: dict[str, list[Prepared]] = {}
+        for item in prepare(records):
+            by_topic.setdefault(item.topic, []).append(item)
         futures = [self._pool.submit(self._stage_topic, topic, items, batch, self._batch_time)
                    for topic, items in by_topic.items()]
         for future in futures:
@@ -185,7 +187,7 @@ class BronzeWriter:
 
     def commit(
         self,
-        records: Sequence[ChangeRecord | ChangeBlock],
+        records: Sequence[ChangeRecord | ChangeBlock | RecordRun],
         schemas: Iterable[SchemaVersion],
         offset: Mapping[str, Any],
         *,
@@ -302,31 +304,29 @@ class BronzeWriter:
 
     # -- data tables ---------------------------------------------------------------------------
 
-    def _stage_topic(self, topic: str, items: list[ChangeRecord | ChangeBlock], batch: int,
-                     now: dt.datetime) -> None:
+    def _stage_topic(self, topic: str, items: list[Prepared], batch: int, now: dt.datetime) -> None:
         staged = self._pending.get(topic)
         if staged is None:
             staged = self._pending[topic] = _StagedTable(self.table_state(topic))
         parts: list[pa.Table] = []
         seq = staged.state.last_seq + 1
         new_key = staged.state.order_key
-        for run in _runs(items):
-            if isinstance(run, ChangeBlock):
-                staged.received += len(run)
-                block = run.after(new_key)
+        for item in items:
+            staged.received += len(item)
+            if isinstance(item, ChangeBlock):
+                block = item.after(new_key)
                 if block is None:
                     continue
                 parts.append(_block_to_arrow(block, seq, batch, now))
                 seq += len(block)
                 new_key = block.last_order_key
             else:
-                staged.received += len(run)
-                fresh = _fresh(run, new_key)
-                if not fresh:
+                columns = item.after(new_key)
+                if columns is None:
                     continue
-                parts.append(_to_arrow(fresh, seq, batch, now))
-                seq += len(fresh)
-                new_key = fresh[-1].order_key
+                parts.append(_with_seq(columns, seq, batch, now))
+                seq += columns.num_rows
+                new_key = item.last_order_key
         if not parts:
             return
         table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
@@ -440,56 +440,23 @@ class BronzeWriter:
         return None
 
 
-_TOPIC, _KEY, _VALUE, _OP, _POSITION, _SCHEMA_ID, _HEADERS, _ORDER_KEY = (
-    attrgetter(name) for name in ("topic", "key", "value", "op", "position", "schema_id", "headers", "order_key"))
-
-
-def _to_arrow(records: list[ChangeRecord], first_seq: int, batch: int, now: dt.datetime) -> pa.Table:
-    n = len(records)
-    headers = list(map(_HEADERS, records))
-    header_column = (pa.array([list(h.items()) if h else None for h in headers], pa.map_(pa.string(), pa.string()))
-                     if any(headers) else pa.nulls(n, pa.map_(pa.string(), pa.string())))
-    schema_ids = list(map(_SCHEMA_ID, records))
+def _with_seq(columns: pa.Table, first_seq: int, batch: int, now: dt.datetime) -> pa.Table:
+    """A run's record columns with the writer's ``seq``, ``ingested_at`` and ``batch``."""
+    n = columns.num_rows
     return pa.Table.from_arrays(
         [
-            pa.array(list(map(_KEY, records)), pa.large_string()),
-            pa.array(list(map(_VALUE, records)), pa.large_string()),
-            pa.array(list(map(_OP, records)), pa.string()),
+            columns.column(COL_KEY),
+            columns.column(COL_VALUE),
+            columns.column(COL_OP),
             pa.arange(first_seq, first_seq + n).cast(pa.int64()),
-            pa.array(list(map(_POSITION, records)), pa.string()),
-            (_same(schema_ids[0], pa.string(), n) if schema_ids.count(schema_ids[0]) == n
-             else pa.array(schema_ids, pa.string())),
-            header_column,
+            columns.column(COL_POSITION),
+            columns.column(COL_SCHEMA_ID),
+            columns.column(COL_HEADERS),
             _same(now, pa.timestamp("us", tz="UTC"), n),
             _same(batch, pa.int64(), n),
         ],
         schema=BRONZE_SCHEMA,
     )
-
-
-def _fresh(records: list[ChangeRecord], mark: tuple[int, ...]) -> list[ChangeRecord]:
-    """The records newer than a table's high-water mark ``mark`` (order keys increase within a
-    table, so only the first records can be replays)."""
-    if not mark or records[0].order_key > mark:
-        return records
-    return records[bisect.bisect_right(records, mark, key=_ORDER_KEY):]
-
-
-def _runs(items: list[ChangeRecord | ChangeBlock]) -> list[list[ChangeRecord] | ChangeBlock]:
-    """Group consecutive records into lists; blocks stay as they are."""
-    out: list[list[ChangeRecord] | ChangeBlock] = []
-    start = None
-    for i, item in enumerate(items):
-        if type(item) is ChangeBlock:
-            if start is not None:
-                out.append(items[start:i])  # type: ignore[arg-type]
-                start = None
-            out.append(item)
-        elif start is None:
-            start = i
-    if start is not None:
-        out.append(items[start:] if start else items)  # type: ignore[arg-type]
-    return out
 
 
 def _block_to_arrow(block: ChangeBlock, first_seq: int, batch: int, now: dt.datetime) -> pa.Table:
@@ -504,7 +471,7 @@ def _block_to_arrow(block: ChangeBlock, first_seq: int, batch: int, now: dt.date
             pa.arange(first_seq, first_seq + n).cast(pa.int64()),
             block.positions.cast(pa.string()),
             _same(block.schema_id, pa.string(), n),
-            _same_headers(headers, n),
+            repeated_headers(headers, n),
             _same(now, pa.timestamp("us", tz="UTC"), n),
             _same(batch, pa.int64(), n),
         ],
@@ -526,16 +493,3 @@ def _max_seq(table: DeltaTable) -> int:
 
 def _same(value: Any, type_: pa.DataType, n: int) -> pa.Array:
     return pa.repeat(pa.scalar(value, type_), n)
-
-
-def _same_headers(headers: Mapping[str, str] | None, n: int) -> pa.Array:
-    """``n`` copies of one headers map, built from tiled keys and values (no per-row work)."""
-    map_type = pa.map_(pa.string(), pa.string())
-    if not headers:
-        return pa.nulls(n, map_type)
-    k = len(headers)
-    picks = pa.array(np.tile(np.arange(k, dtype=np.int32), n))
-    keys = pa.array(list(headers.keys()), pa.string()).take(picks)
-    items = pa.array(list(headers.values()), pa.string()).take(picks)
-    offsets = pa.array(np.arange(0, k * n + 1, k, dtype=np.int32))
-    return pa.MapArray.from_arrays(offsets, keys, items, type=map_type)

@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from bronze.record_runs import prepare
 from bronze.writer import BronzeCommitResult, BronzeWriter, StoredOffset
 from cdc_sources.spi import (
     HISTORY_TOPIC,
@@ -189,8 +190,9 @@ class Coordinator:
 
     def _stage(self, buf: _Buffer) -> None:
         """Hand the buffer's records to the commit thread to be written to data files."""
+        records = prepare(buf.take_records())  # here, while the writer thread works on the last one
         self._wait()
-        future: Future[BronzeCommitResult | None] = self._pool.submit(self.writer.stage, buf.take_records())
+        future: Future[BronzeCommitResult | None] = self._pool.submit(self.writer.stage, records)
         self._inflight = (future, None, False)
 
     def _commit(self, buf: _Buffer, snapshot: bool) -> None:
@@ -207,9 +209,10 @@ class Coordinator:
         offset = offset if offset is not None else self._offset
         # the snapshot reader yields a Checkpoint only once every table has been read
         completed = self._snapshot_completed or (snapshot and buf.checkpoint is not None)
+        records = prepare(buf.take_records())
         self._wait()
         future: Future[BronzeCommitResult | None] = self._pool.submit(
-            self.writer.commit, buf.take_records(), buf.schemas, offset, snapshot_completed=completed)
+            self.writer.commit, records, buf.schemas, offset, snapshot_completed=completed)
         self._inflight = (future, offset if acknowledge else None, snapshot)
         self._offset = dict(offset)
         buf.schemas, buf.checkpoint, buf.staged, buf.staged_position = [], None, 0, None
