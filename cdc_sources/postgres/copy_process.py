@@ -81,6 +81,8 @@ class _Drain(io.RawIOBase):
         """Stop the thread (the pipe's writer must be gone, so that a pending read returns)."""
         self._stop.set()
         self._thread.join(_WAIT_S)
+        with contextlib.suppress(queue.Full):  # wake a reader waiting for a chunk that will not come
+            self._chunks.put_nowait(b"")
 
     def readable(self) -> bool:
         return True

@@ -133,7 +133,7 @@ class PostgresCaptureSession:
             reader = PostgresColumnarSnapshotReader(
                 conn=snap_conn, connection=self.config.connection, snapshot_name=created.snapshot_name,
                 settings=self.settings, source=self.source, lsn=created.consistent_point, tx_id=tx_id,
-                slot=self.slot, headers=self.headers)
+                slot=self.slot, headers=self.headers, max_threads=int(self.config.opt("snapshot.max.threads")))
             yield from reader.read(tables)
             snap_conn.rollback()
         finally:

@@ -6,6 +6,11 @@ csv)`` run by a worker process for large tables (`copy_process`), in-process for
 positions are exactly the records Debezium's snapshot emits. ``source.snapshot`` follows Debezium: ``first`` for the
 very first row, ``first_in_data_collection`` / ``last_in_data_collection`` at table boundaries,
 ``last`` for the very last row and ``true`` otherwise, which needs a one-batch look-ahead.
+
+With ``snapshot.max.threads`` > 1 up to that many tables are copied at once (`snapshot_feeds`)
+and their blocks leave interleaved, each table's rows in order: ``first`` marks the first row
+emitted, ``last`` the final row of the table that finishes last. Tables copied in-process share
+the snapshot connection, so only one of them is open at a time.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from cdc_sources.postgres.copy_source import CopyRequest, copy_in_process
 from cdc_sources.postgres.envelope import SourceInfo
 from cdc_sources.postgres.schema import TableCodec
 from cdc_sources.postgres.snapshot_blocks import SnapshotRun, TableBlocks, segments
+from cdc_sources.postgres.snapshot_feeds import TableFeeds
 from cdc_sources.spi import SnapshotProgress, StreamItem
 
 PROGRESS_EVERY = 10_000
@@ -63,23 +69,32 @@ class PostgresColumnarSnapshotReader:
             connection must stay idle until `read` is done); None: no workers.
         settings: the converter settings.
         source / lsn / tx_id / slot / headers: as every record reports them.
-        worker_min_bytes: tables at least this large are copied by a worker process.
+        worker_min_bytes: tables at least this large are copied by a worker process
+            (default `WORKER_MIN_BYTES`).
+        max_threads: how many tables are copied at once (``snapshot.max.threads``).
     """
 
     def __init__(self, *, conn: Any, connection: ConnectionSettings, snapshot_name: str | None,
                  settings: ConverterSettings,
                  source: SourceInfo, lsn: int, tx_id: int | None, slot: str,
-                 headers: Mapping[str, str] | None = None, worker_min_bytes: int = WORKER_MIN_BYTES) -> None:
+                 headers: Mapping[str, str] | None = None, worker_min_bytes: int | None = None,
+                 max_threads: int = 1) -> None:
         self.conn = conn
         self.connection = connection
         self.snapshot_name = snapshot_name
         self.settings = settings
-        self.worker_min_bytes = worker_min_bytes
+        self.worker_min_bytes = WORKER_MIN_BYTES if worker_min_bytes is None else worker_min_bytes
+        self.max_threads = max_threads
         self.run = SnapshotRun(source, lsn, tx_id, time.time_ns() // 1000, slot, headers)
         self._n = 0
+        self._emitted = 0
 
     def read(self, tables: Sequence[SnapshotTable]) -> Iterator[StreamItem]:
-        """Yield schema versions, blocks of ``r`` records and progress for ``tables``, in order."""
+        """Yield schema versions, blocks of ``r`` records and progress for ``tables``, in order
+        (interleaved with ``max_threads`` > 1)."""
+        if self.max_threads > 1 and len(tables) > 1:
+            yield from self._read_parallel(tables)
+            return
         total = len(tables)
         for done, table in enumerate(tables):
             yield table.codec.version
@@ -89,8 +104,7 @@ class PostgresColumnarSnapshotReader:
     def _table(self, table: SnapshotTable, *, last_table: bool,
                progress: tuple[int, int]) -> Generator[StreamItem, None, int]:
         """Yield one table's blocks (and progress); returns its row count."""
-        wanted = sorted({f.index for f in (*table.codec.fields, *table.codec.key_fields)})
-        request = CopyRequest(table.codec.version.table, table.select, len(table.codec.columns), wanted)
+        request = self._request(table)
         rows = 0
         pending: Any = None
         with closing(self._source(table, request)) as source:  # a worker starts now, while we prepare
@@ -109,17 +123,74 @@ class PostgresColumnarSnapshotReader:
             rows += pending.num_rows
         return rows
 
+    def _read_parallel(self, tables: Sequence[SnapshotTable]) -> Iterator[StreamItem]:
+        """Copy up to `max_threads` tables at once; emit each batch as it arrives, one batch
+        behind per table, so that a table's final batch is known when it is emitted."""
+        total = len(tables)
+        requests = [self._request(t) for t in tables]
+        workers = [self._uses_worker(t, r) for t, r in zip(tables, requests, strict=True)]  # conn is free now
+        feeds = TableFeeds(capacity=2 * self.max_threads)
+        renders: dict[int, TableBlocks] = {}
+        pending: dict[int, Any] = {}
+        rows = [0] * total
+        done, following = 0, 0
+        in_process_open = False
+        try:
+            while done < total:
+                while following < total and feeds.open < self.max_threads and (
+                        workers[following] or not in_process_open):
+                    table = tables[following]
+                    yield table.codec.version
+                    renders[following] = TableBlocks(table.codec, self.settings, self.run)
+                    if workers[following]:
+                        assert self.snapshot_name is not None
+                        feeds.start(following, WorkerCopy(self.connection, self.snapshot_name, requests[following]))
+                    else:
+                        in_process_open = True
+                        feeds.start(following, copy_in_process(self.conn, requests[following]))
+                    following += 1
+                index, batch = feeds.next()
+                table = tables[index]
+                if batch is not None and batch.num_rows == 0:
+                    continue
+                if index in pending:
+                    finished = batch is None
+                    last = finished and feeds.open == 0 and following == total
+                    yield from self._emit(renders[index], pending.pop(index), rows[index], table_end=finished,
+                                          last_table=last)
+                    before, rows[index] = rows[index], rows[index] + self._emitted
+                    yield from _progress(table, before, rows[index], (done, total))
+                if batch is not None:
+                    pending[index] = batch
+                    continue
+                in_process_open = in_process_open and workers[index]
+                done += 1
+                renders.pop(index)
+                yield SnapshotProgress(table.codec.version.table, rows[index], done, total, table_done=True)
+        finally:
+            feeds.close()
+
+    def _request(self, table: SnapshotTable) -> CopyRequest:
+        wanted = sorted({f.index for f in (*table.codec.fields, *table.codec.key_fields)})
+        return CopyRequest(table.codec.version.table, table.select, len(table.codec.columns), wanted)
+
+    def _uses_worker(self, table: SnapshotTable, request: CopyRequest) -> bool:
+        """Whether a worker process copies the table (large enough, with columns, workers possible)."""
+        return (table.oid is not None and bool(request.columns) and self.snapshot_name is not None
+                and self._size(table.oid) >= self.worker_min_bytes)
+
     def _emit(self, render: TableBlocks, batch: Any, table_row: int, *, table_end: bool,
               last_table: bool) -> Iterator[StreamItem]:
         n = batch.num_rows
         parts = segments(n, table_row=table_row, first_n=self._n + 1, table_end=table_end, last_table=last_table)
         yield from render.blocks(batch, n, self._n + 1, parts)
         self._n += n
+        self._emitted = n
 
     def _source(self, table: SnapshotTable, request: CopyRequest) -> WorkerCopy | Generator[Any, None, None]:
         """Where the table's batches come from: a worker for a large table, else this process."""
-        big = table.oid is not None and self._size(table.oid) >= self.worker_min_bytes
-        if big and request.columns and self.snapshot_name:
+        if self._uses_worker(table, request):
+            assert self.snapshot_name is not None
             return WorkerCopy(self.connection, self.snapshot_name, request)
         return copy_in_process(self.conn, request)
 

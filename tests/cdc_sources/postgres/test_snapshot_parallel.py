@@ -1,0 +1,173 @@
+"""``snapshot.max.threads`` > 1: several tables copied at once, their blocks interleaved.
+
+The sequential reader (one thread, tested byte for byte against the per-row rendering in
+`test_snapshot_columnar`) is the reference: the parallel reader must emit the same records of
+every table, in the same order within the table, with ``n`` consecutive over everything emitted
+and Debezium's markers decided by emission order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import psycopg
+import pytest
+
+from cdc_sources.postgres import copy_source
+from cdc_sources.postgres.converters import ConverterSettings
+from cdc_sources.postgres.errors import PostgresError
+from cdc_sources.spi import ChangeBlock, SchemaVersion, SnapshotProgress
+from tests.cdc_sources.postgres.test_snapshot_columnar import (
+    Snapshot,
+    _one_column_tables,
+    _tables,
+    _workers,
+    records,
+)
+
+pytestmark = [pytest.mark.integration, pytest.mark.postgres]
+
+ROWS = {"a": 5000, "b": 1, "c": 0, "d": 3000, "e": 2}
+SMALL_IS_IN_PROCESS = 64 << 10
+"""``worker_min_bytes`` that sends ``a`` and ``d`` to workers and copies the rest in-process."""
+
+
+@pytest.fixture
+def snapshot(pg_db: str) -> Iterator[Callable[[], Snapshot]]:
+    """Opens exported snapshots (as the capture session does); closes them after the test."""
+    opened: list[Snapshot] = []
+
+    def make() -> Snapshot:
+        opened.append(Snapshot(pg_db))
+        return opened[-1]
+
+    yield make
+    for s in opened:
+        s.close()
+
+
+def read(snap: Any, names: list[str], *, threads: int, worker_min_bytes: int) -> tuple[list[Any], list[Any]]:
+    reader = snap.reader(ConverterSettings(), worker_min_bytes=worker_min_bytes)
+    reader.max_threads = threads
+    items = list(reader.read(_tables(snap.conn, names, ConverterSettings())))
+    return items, records(items)
+
+
+def _without_markers(rec: tuple[Any, ...]) -> tuple[Any, ...]:
+    value = json.loads(rec[2])
+    value["source"]["snapshot"] = "?"
+    position = json.loads(rec[4])
+    assert position["last_snapshot_record"] == position["snapshot_completed"]
+    position["last_snapshot_record"] = position["snapshot_completed"] = "?"
+    return rec[0], rec[1], json.dumps(value), rec[3], json.dumps(position)
+
+
+def _expected_markers(recs: list[tuple[Any, ...]]) -> list[tuple[str, bool]]:
+    """Debezium's markers for records in emission order (the table that finishes last is never
+    the empty one here: tables open after it)."""
+    first_of: dict[str, int] = {}
+    last_of: dict[str, int] = {}
+    for i, r in enumerate(recs):
+        first_of.setdefault(r[0], i)
+        last_of[r[0]] = i
+    out = []
+    for i, r in enumerate(recs):
+        if i == len(recs) - 1:  # Debezium's precedence: last, first, last_in..., first_in...
+            out.append(("last", True))
+        elif i == 0:
+            out.append(("first", False))
+        elif last_of[r[0]] == i:
+            out.append(("last_in_data_collection", False))
+        elif first_of[r[0]] == i:
+            out.append(("first_in_data_collection", False))
+        else:
+            out.append(("true", False))
+    return out
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+@pytest.mark.parametrize("worker_min_bytes", [0, SMALL_IS_IN_PROCESS], ids=["workers", "mixed"])
+def test_tables_read_at_once_give_every_table_s_records_in_order(pg_db, snapshot, monkeypatch, threads,
+                                                                 worker_min_bytes):
+    _one_column_tables(pg_db, ROWS)
+    monkeypatch.setattr(copy_source, "BLOCK_BYTES", 4 << 10)  # many batches per table: they interleave
+    snap = snapshot()
+    _, sequential = read(snap, list(ROWS), threads=1, worker_min_bytes=worker_min_bytes)
+    items, parallel = read(snap, list(ROWS), threads=threads, worker_min_bytes=worker_min_bytes)
+
+    assert len(parallel) == len(sequential) == sum(ROWS.values())
+    by_table: dict[str, list[Any]] = defaultdict(list)
+    for r in parallel:
+        by_table[r[0]].append(_without_markers(r))
+    expected: dict[str, list[Any]] = defaultdict(list)
+    for r in sequential:
+        expected[r[0]].append(_without_markers(r))
+    assert by_table == expected
+    assert [r[5][2] for r in parallel] == list(range(1, len(parallel) + 1))
+    markers = [(json.loads(r[2])["source"]["snapshot"], json.loads(r[4])["last_snapshot_record"]) for r in parallel]
+    assert markers == _expected_markers(parallel)
+
+    # a table's schema comes before its first block; every table is reported done once, with its rows
+    seen: set[str] = set()
+    for item in items:
+        if isinstance(item, SchemaVersion):
+            seen.add(item.topic)
+        elif isinstance(item, ChangeBlock):
+            assert item.topic in seen
+    done = [p for p in items if isinstance(p, SnapshotProgress) and p.table_done]
+    assert sorted((p.table, p.rows) for p in done) == sorted((f"public.{t}", n) for t, n in ROWS.items())
+    assert [p.tables_done for p in done] == list(range(1, len(ROWS) + 1))
+    assert _workers() == []
+
+
+def test_blocks_of_tables_interleave(pg_db, snapshot):
+    with psycopg.connect(pg_db, autocommit=True) as conn:  # each takes longer to copy than a worker to start
+        for name in ("a", "b"):
+            conn.execute(f"CREATE TABLE {name} (id int PRIMARY KEY, pad text)")
+            conn.execute(f"INSERT INTO {name} SELECT g, repeat('x', 100) FROM generate_series(1, 150000) g")
+    snap = snapshot()
+    items, _ = read(snap, ["a", "b"], threads=2, worker_min_bytes=0)
+    topics = [i.topic for i in items if isinstance(i, ChangeBlock)]
+    switches = sum(1 for x, y in itertools.pairwise(topics) if x != y)
+    assert switches > 1, "the tables were read one after the other"
+
+
+def test_a_failing_table_stops_the_others_and_leaves_no_worker(pg_db, snapshot, monkeypatch):
+    _one_column_tables(pg_db, {"a": 50_000, "b": 3, "c": 50_000})
+    monkeypatch.setattr(copy_source, "BLOCK_BYTES", 4 << 10)
+    snap = snapshot()
+    a, b, c = _tables(snap.conn, ["a", "b", "c"], ConverterSettings())
+    broken = dataclasses.replace(b, select="SELECT id / 0 FROM b")
+    reader = snap.reader(ConverterSettings(), worker_min_bytes=0)
+    reader.max_threads = 3
+    with pytest.raises(PostgresError, match=r"snapshotting table public\.b: .*division by zero"):
+        list(reader.read([a, broken, c]))
+    assert _workers() == []
+
+
+def test_closing_the_reader_early_stops_every_worker(pg_db, snapshot, monkeypatch):
+    _one_column_tables(pg_db, {"a": 200_000, "b": 200_000})
+    monkeypatch.setattr(copy_source, "BLOCK_BYTES", 4 << 10)
+    snap = snapshot()
+    reader = snap.reader(ConverterSettings(), worker_min_bytes=0)
+    reader.max_threads = 2
+    items = reader.read(_tables(snap.conn, ["a", "b"], ConverterSettings()))
+    assert any(isinstance(i, ChangeBlock) for i in (next(items) for _ in range(5)))
+    items.close()  # type: ignore[attr-defined]
+    assert _workers() == []
+
+
+def test_tables_copied_in_process_share_the_connection_one_at_a_time(pg_db, snapshot):
+    _one_column_tables(pg_db, {"a": 300, "b": 200, "c": 100})
+    snap = snapshot()
+    with psycopg.connect(pg_db, autocommit=True) as conn:
+        conn.execute("INSERT INTO b VALUES (1000)")  # after the snapshot: in no reader's rows
+    _, sequential = read(snap, ["a", "b", "c"], threads=1, worker_min_bytes=1 << 40)
+    _, parallel = read(snap, ["a", "b", "c"], threads=3, worker_min_bytes=1 << 40)
+    assert parallel == sequential  # one at a time on the one connection: the sequential order
+    assert len(parallel) == 600
