@@ -38,6 +38,7 @@ AHEAD_BYTES = 4 << 20
 _CHUNK = 1 << 20
 _WORKER = str(Path(copy_worker.__file__).resolve())
 _WAIT_S = 10
+_POLL_S = 0.1
 
 
 class CopyWorkerError(Exception):
@@ -87,12 +88,23 @@ class _Drain(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
+    def _next_chunk(self) -> bytes:
+        """The next chunk; empty at end of file, or once the thread is stopped or gone."""
+        while True:
+            try:
+                return self._chunks.get(timeout=_POLL_S)
+            except queue.Empty:
+                if self._stop.is_set() or not self._thread.is_alive():
+                    with contextlib.suppress(queue.Empty):  # what it queued before it ended
+                        return self._chunks.get_nowait()
+                    return b""
+
     def readinto(self, buffer: Any) -> int:
         view = memoryview(buffer).cast("B")
         n = 0
         while n < len(view) and not self._eof:
             if not self._rest:
-                chunk = self._chunks.get()
+                chunk = self._next_chunk()
                 self._eof = not chunk
                 self._rest = memoryview(chunk)
                 continue

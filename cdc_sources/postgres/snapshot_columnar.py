@@ -9,8 +9,9 @@ very first row, ``first_in_data_collection`` / ``last_in_data_collection`` at ta
 
 With ``snapshot.max.threads`` > 1 up to that many tables are copied at once (`snapshot_feeds`)
 and their blocks leave interleaved, each table's rows in order: ``first`` marks the first row
-emitted, ``last`` the final row of the table that finishes last. Tables copied in-process share
-the snapshot connection, so only one of them is open at a time.
+emitted, ``last`` the very last row emitted, ``last_in_data_collection`` the final row of every
+other table (`snapshot_order` decides how long a batch waits for that). Tables copied
+in-process share the snapshot connection, so only one of them is open at a time.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from cdc_sources.postgres.envelope import SourceInfo
 from cdc_sources.postgres.schema import TableCodec
 from cdc_sources.postgres.snapshot_blocks import SnapshotRun, TableBlocks, segments
 from cdc_sources.postgres.snapshot_feeds import TableFeeds
+from cdc_sources.postgres.snapshot_order import EmissionOrder, Release
 from cdc_sources.spi import SnapshotProgress, StreamItem
 
 PROGRESS_EVERY = 10_000
@@ -36,6 +38,9 @@ PROGRESS_EVERY = 10_000
 
 WORKER_MIN_BYTES = 16 << 20
 """Tables whose relations take at least this much disk are copied by a worker process."""
+
+_CANCEL_WAIT_S = 5.0
+"""How long cancelling a COPY stuck on the snapshot connection may take (error paths only)."""
 
 _SIZE_SQL = """
 WITH RECURSIVE tree(relid) AS (
@@ -87,7 +92,6 @@ class PostgresColumnarSnapshotReader:
         self.max_threads = max_threads
         self.run = SnapshotRun(source, lsn, tx_id, time.time_ns() // 1000, slot, headers)
         self._n = 0
-        self._emitted = 0
 
     def read(self, tables: Sequence[SnapshotTable]) -> Iterator[StreamItem]:
         """Yield schema versions, blocks of ``r`` records and progress for ``tables``, in order
@@ -124,51 +128,64 @@ class PostgresColumnarSnapshotReader:
         return rows
 
     def _read_parallel(self, tables: Sequence[SnapshotTable]) -> Iterator[StreamItem]:
-        """Copy up to `max_threads` tables at once; emit each batch as it arrives, one batch
-        behind per table, so that a table's final batch is known when it is emitted."""
+        """Copy up to `max_threads` tables at once (`snapshot_feeds`); emit their batches as they
+        arrive, held back only as long as their markers need (`snapshot_order`)."""
         total = len(tables)
         requests = [self._request(t) for t in tables]
         workers = [self._uses_worker(t, r) for t, r in zip(tables, requests, strict=True)]  # conn is free now
-        feeds = TableFeeds(capacity=2 * self.max_threads)
+        order = EmissionOrder()
         renders: dict[int, TableBlocks] = {}
-        pending: dict[int, Any] = {}
         rows = [0] * total
-        done, following = 0, 0
-        in_process_open = False
-        try:
-            while done < total:
-                while following < total and feeds.open < self.max_threads and (
-                        workers[following] or not in_process_open):
-                    table = tables[following]
+        started = ended = done = 0
+        in_process: int | None = None  # the table being copied on the snapshot connection
+        with closing(TableFeeds(capacity=2 * self.max_threads, interrupt=self._cancel_copy)) as feeds:
+            while ended < total:
+                while started < total and feeds.open < self.max_threads and (
+                        workers[started] or in_process is None):
+                    table = tables[started]
                     yield table.codec.version
-                    renders[following] = TableBlocks(table.codec, self.settings, self.run)
-                    if workers[following]:
+                    renders[started] = TableBlocks(table.codec, self.settings, self.run)
+                    if workers[started]:
                         assert self.snapshot_name is not None
-                        feeds.start(following, WorkerCopy(self.connection, self.snapshot_name, requests[following]))
+                        feeds.start(started, WorkerCopy(self.connection, self.snapshot_name, requests[started]))
                     else:
-                        in_process_open = True
-                        feeds.start(following, copy_in_process(self.conn, requests[following]))
-                    following += 1
+                        in_process = started
+                        feeds.start(started, copy_in_process(self.conn, requests[started]))
+                    started += 1
                 index, batch = feeds.next()
-                table = tables[index]
-                if batch is not None and batch.num_rows == 0:
+                if batch is None:
+                    ended += 1
+                    in_process = None if in_process == index else in_process
+                    releases = order.end(index)
+                elif batch.num_rows:
+                    releases = order.batch(index, batch)
+                else:
                     continue
-                if index in pending:
-                    finished = batch is None
-                    last = finished and feeds.open == 0 and following == total
-                    yield from self._emit(renders[index], pending.pop(index), rows[index], table_end=finished,
-                                          last_table=last)
-                    before, rows[index] = rows[index], rows[index] + self._emitted
-                    yield from _progress(table, before, rows[index], (done, total))
-                if batch is not None:
-                    pending[index] = batch
-                    continue
-                in_process_open = in_process_open and workers[index]
-                done += 1
-                renders.pop(index)
-                yield SnapshotProgress(table.codec.version.table, rows[index], done, total, table_done=True)
-        finally:
-            feeds.close()
+                for release in releases:
+                    yield from self._release(tables, renders, rows, release, (done, total))
+                    done += release.table_end
+            for release in order.finish():
+                yield from self._release(tables, renders, rows, release, (done, total))
+
+    def _release(self, tables: Sequence[SnapshotTable], renders: dict[int, TableBlocks], rows: list[int],
+                 release: Release, progress: tuple[int, int]) -> Iterator[StreamItem]:
+        """Emit a released batch of a table read in parallel, and its progress (``rows`` counts
+        each table's emitted rows; ``progress`` is ``(tables done, total)``)."""
+        i = release.table
+        table = tables[i]
+        if release.batch is not None:
+            before = rows[i]
+            rows[i] += release.batch.num_rows
+            yield from self._emit(renders[i], release.batch, before, table_end=release.table_end,
+                                  last_table=release.last)
+            yield from _progress(table, before, rows[i], progress)
+        if release.table_end:
+            del renders[i]
+            yield SnapshotProgress(table.codec.version.table, rows[i], progress[0] + 1, progress[1], table_done=True)
+
+    def _cancel_copy(self) -> None:
+        """Cancel the COPY running on the snapshot connection (a feed that does not stop)."""
+        self.conn.cancel_safe(timeout=_CANCEL_WAIT_S)
 
     def _request(self, table: SnapshotTable) -> CopyRequest:
         wanted = sorted({f.index for f in (*table.codec.fields, *table.codec.key_fields)})
@@ -185,7 +202,6 @@ class PostgresColumnarSnapshotReader:
         parts = segments(n, table_row=table_row, first_n=self._n + 1, table_end=table_end, last_table=last_table)
         yield from render.blocks(batch, n, self._n + 1, parts)
         self._n += n
-        self._emitted = n
 
     def _source(self, table: SnapshotTable, request: CopyRequest) -> WorkerCopy | Generator[Any, None, None]:
         """Where the table's batches come from: a worker for a large table, else this process."""

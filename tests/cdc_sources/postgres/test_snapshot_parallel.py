@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import threading
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -18,15 +20,17 @@ from typing import Any
 import psycopg
 import pytest
 
-from cdc_sources.postgres import copy_source
+from cdc_sources.postgres import copy_source, snapshot_feeds
 from cdc_sources.postgres.converters import ConverterSettings
-from cdc_sources.postgres.errors import PostgresError
+from cdc_sources.postgres.errors import PostgresAuthError, PostgresError
 from cdc_sources.spi import ChangeBlock, SchemaVersion, SnapshotProgress
 from tests.cdc_sources.postgres.test_snapshot_columnar import (
     Snapshot,
     _one_column_tables,
+    _settings,
     _tables,
     _workers,
+    per_row,
     records,
 )
 
@@ -68,8 +72,8 @@ def _without_markers(rec: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def _expected_markers(recs: list[tuple[Any, ...]]) -> list[tuple[str, bool]]:
-    """Debezium's markers for records in emission order (the table that finishes last is never
-    the empty one here: tables open after it)."""
+    """Debezium's markers for records in emission order: the very last record is ``last`` even
+    when empty tables end after it."""
     first_of: dict[str, int] = {}
     last_of: dict[str, int] = {}
     for i, r in enumerate(recs):
@@ -123,6 +127,7 @@ def test_tables_read_at_once_give_every_table_s_records_in_order(pg_db, snapshot
     assert sorted((p.table, p.rows) for p in done) == sorted((f"public.{t}", n) for t, n in ROWS.items())
     assert [p.tables_done for p in done] == list(range(1, len(ROWS) + 1))
     assert _workers() == []
+    assert _feed_threads() == []
 
 
 def test_blocks_of_tables_interleave(pg_db, snapshot):
@@ -171,3 +176,134 @@ def test_tables_copied_in_process_share_the_connection_one_at_a_time(pg_db, snap
     _, parallel = read(snap, ["a", "b", "c"], threads=3, worker_min_bytes=1 << 40)
     assert parallel == sequential  # one at a time on the one connection: the sequential order
     assert len(parallel) == 600
+
+
+def _feed_threads() -> list[threading.Thread]:
+    """Live threads of the parallel reader (feeds) and of copy workers (pipe drains)."""
+    return [t for t in threading.enumerate() if t.name.startswith(("snapshot-feed", "copy-drain"))]
+
+
+def _markers_of(recs: list[Any]) -> list[tuple[str, str, bool]]:
+    return [(r[0].rsplit(".", 1)[1], json.loads(r[2])["source"]["snapshot"], json.loads(r[4])["last_snapshot_record"])
+            for r in recs]
+
+
+def test_one_thread_reads_as_before(pg_db, snapshot, monkeypatch):
+    """``snapshot.max.threads: 1`` keeps the sequential reader: the per-row reference, byte for byte."""
+    _one_column_tables(pg_db, ROWS)
+    monkeypatch.setattr(copy_source, "BLOCK_BYTES", 4 << 10)
+    snap = snapshot()
+    tables = _tables(snap.conn, list(ROWS), ConverterSettings())
+    reader = snap.reader(ConverterSettings(), worker_min_bytes=SMALL_IS_IN_PROCESS)
+    reader.max_threads = 1
+    assert records(list(reader.read(tables))) == per_row(snap.conn, tables, reader.run.ts_us)
+
+
+def test_the_very_last_row_is_last_when_empty_tables_end_after_it(pg_db, snapshot):
+    """In-process tables are copied one after another, so the empty ``z`` surely ends after ``a``:
+    ``a``'s final row waits until then, and leaves as ``last``."""
+    _one_column_tables(pg_db, {"a": 3, "z": 0})
+    snap = snapshot()
+    items, recs = read(snap, ["a", "z"], threads=2, worker_min_bytes=1 << 40)
+    assert _markers_of(recs) == [("a", "first", False), ("a", "true", False), ("a", "last", True)]
+    done = [(p.table, p.rows, p.tables_done) for p in items if isinstance(p, SnapshotProgress) and p.table_done]
+    assert done == [("public.z", 0, 1), ("public.a", 3, 2)]  # a is done once its final rows have left
+
+
+def test_a_worker_table_ending_before_a_slow_empty_one_gets_last(pg_db, snapshot):
+    _one_column_tables(pg_db, {"a": 2, "b": 1, "z": 0})
+    with psycopg.connect(pg_db, autocommit=True) as conn:
+        conn.execute("CREATE FUNCTION slow_nothing() RETURNS SETOF int LANGUAGE plpgsql "
+                     "AS $$ BEGIN PERFORM pg_sleep(0.5); END $$")
+    snap = snapshot()
+    a, b, z = _tables(snap.conn, ["a", "b", "z"], ConverterSettings())
+    slow = dataclasses.replace(z, select='SELECT "id" FROM "public"."z" UNION ALL SELECT * FROM slow_nothing()')
+    reader = snap.reader(ConverterSettings(), worker_min_bytes=0)
+    reader.max_threads = 3
+    items = list(reader.read([a, b, slow]))
+    recs = records(items)
+    assert sorted(m[0] for m in _markers_of(recs)) == ["a", "a", "b"]
+    assert [(m, last) for _, m, last in _markers_of(recs)] == _expected_markers(recs)
+    assert [r[5][2] for r in recs] == [1, 2, 3]
+    done = [p.table for p in items if isinstance(p, SnapshotProgress) and p.table_done]
+    assert done[1] == "public.z"  # z ended before the last rows left
+    assert sorted(done) == ["public.a", "public.b", "public.z"]
+    assert _workers() == [] and _feed_threads() == []
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_rows_written_after_the_snapshot_is_exported_are_in_no_reader(pg_db, snapshot, threads):
+    """Workers and the in-process copies all read the one exported snapshot."""
+    rows = {"a": 3000, "b": 40, "c": 0, "d": 2500, "e": 1}
+    _one_column_tables(pg_db, rows)
+    snap = snapshot()
+    with psycopg.connect(pg_db, autocommit=True) as conn:
+        for name in rows:
+            conn.execute(f"INSERT INTO {name} SELECT generate_series(100001, 100100)")
+        conn.execute("DELETE FROM d WHERE id <= 10")
+        conn.execute("UPDATE e SET id = 7 WHERE id = 1")
+    _, recs = read(snap, list(rows), threads=threads, worker_min_bytes=SMALL_IS_IN_PROCESS)
+    by_table: dict[str, list[int]] = defaultdict(list)
+    for r in recs:
+        by_table[r[0].rsplit(".", 1)[1]].append(json.loads(r[1])["id"])
+    assert {t: sorted(ids) for t, ids in by_table.items()} == {
+        t: list(range(1, n + 1)) for t, n in rows.items() if n}
+
+
+def test_permission_denied_on_one_table_is_an_auth_error_and_stops_every_copy(pg_db, snapshot, monkeypatch):
+    _one_column_tables(pg_db, {"a": 200_000, "secret": 10, "c": 200_000})
+    with psycopg.connect(pg_db, autocommit=True) as conn:
+        conn.execute("DROP ROLE IF EXISTS par_reader")
+        conn.execute("CREATE ROLE par_reader LOGIN")
+        conn.execute("GRANT SELECT ON a, c TO par_reader")
+    monkeypatch.setattr(copy_source, "BLOCK_BYTES", 4 << 10)
+    try:
+        snap = snapshot()
+        reader = snap.reader(ConverterSettings(), worker_min_bytes=0, connection=_settings(pg_db, user="par_reader"))
+        reader.max_threads = 3
+        with pytest.raises(PostgresAuthError, match=r"snapshotting table public\.secret: .*permission denied"):
+            list(reader.read(_tables(snap.conn, ["a", "secret", "c"], ConverterSettings())))
+        assert _workers() == []
+        assert _feed_threads() == []
+    finally:
+        with psycopg.connect(pg_db, autocommit=True) as conn:
+            conn.execute("DROP OWNED BY par_reader")
+            conn.execute("DROP ROLE par_reader")
+
+
+def test_a_failure_cancels_an_in_process_copy_that_waits_on_the_server(pg_db, snapshot, monkeypatch):
+    """``b`` (in-process) waits for a lock another session holds; ``a`` (worker) fails meanwhile:
+    the reader raises ``a``'s error, and closing cancels ``b``'s COPY so its thread ends."""
+    _one_column_tables(pg_db, {"a": 3, "b": 3})
+    monkeypatch.setattr(snapshot_feeds, "_STOP_WAIT_S", 0.5)
+    snap = snapshot()
+    a, b = _tables(snap.conn, ["a", "b"], ConverterSettings())
+    broken = dataclasses.replace(a, select="SELECT id / 0 FROM a")
+    unsized = dataclasses.replace(b, oid=None)  # in-process without a size query (it would wait on the lock too)
+    locker = psycopg.connect(pg_db)
+    try:
+        locker.execute("LOCK TABLE b IN ACCESS EXCLUSIVE MODE")
+        reader = snap.reader(ConverterSettings(), worker_min_bytes=0)
+        reader.max_threads = 2
+        started = time.monotonic()
+        with pytest.raises(PostgresError, match=r"snapshotting table public\.a: .*division by zero"):
+            list(reader.read([unsized, broken]))
+        assert time.monotonic() - started < 8
+        assert _workers() == []
+        assert _feed_threads() == []
+    finally:
+        locker.close()
+
+
+def test_closing_a_mixed_read_early_stops_every_copy(pg_db, snapshot, monkeypatch):
+    _one_column_tables(pg_db, {"a": 200_000, "b": 300, "c": 200_000, "d": 200})
+    monkeypatch.setattr(copy_source, "BLOCK_BYTES", 4 << 10)
+    snap = snapshot()
+    reader = snap.reader(ConverterSettings(), worker_min_bytes=SMALL_IS_IN_PROCESS)
+    reader.max_threads = 3
+    items = reader.read(_tables(snap.conn, ["a", "b", "c", "d"], ConverterSettings()))
+    assert sum(isinstance(next(items), ChangeBlock) for _ in range(20)) > 0
+    items.close()  # type: ignore[attr-defined]
+    assert _workers() == []
+    assert _feed_threads() == []
+    assert snap.conn.execute("SELECT count(*) FROM b").fetchone()[0] == 300  # the connection is usable
