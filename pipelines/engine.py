@@ -3,7 +3,8 @@
 * ``sail`` (default): starts `pysail`'s Spark Connect server in this process on a free
   127.0.0.1 port and connects to it. No JVM, native Delta Lake.
 * ``spark``: a classic ``SparkSession`` with Delta Lake. Under ``spark-submit`` or on
-  Databricks the active session is reused as is; otherwise a local session is built with
+  Databricks the active session is reused as is; otherwise a local session is built with the
+  jars `scripts/setup.sh` fetched (``spark.jars``, see `pipelines.spark_jars`), else with
   ``configure_spark_with_delta_pip`` (delta-spark installed) or ``spark.jars.packages``.
 * ``connect``: a remote Spark Connect endpoint (``sc://host:port``, Databricks Connect).
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,13 +27,11 @@ from pydantic import BaseModel, ConfigDict, model_validator
 from pyspark.sql import SparkSession
 
 from cdc_sources.spi import ConfigError, ConfigProblem, MissingDependencyError
+from pipelines.spark_jars import DELTA_SPARK_PACKAGE, local_jars
 
 __all__ = ["DELTA_SPARK_PACKAGE", "EngineSpec", "classic_conf", "create_session", "engine_session", "stop_session"]
 
 log = logging.getLogger(__name__)
-
-DELTA_SPARK_PACKAGE = "io.delta:delta-spark_2.13:4.1.0"
-"""The Delta Lake artifact a classic local session loads when delta-spark is not installed."""
 
 _DELTA_CONF = {
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
@@ -72,6 +72,11 @@ class _Owned:
 
 
 _OWNED: dict[int, _Owned] = {}
+_CONNECT_IDS: set[int] = set()
+
+
+def _is_connect_id(session_id: int) -> bool:
+    return session_id in _CONNECT_IDS
 
 
 def create_session(spec: EngineSpec) -> SparkSession:
@@ -87,6 +92,7 @@ def create_session(spec: EngineSpec) -> SparkSession:
         assert spec.url is not None
         spark = _apply_conf(SparkSession.Builder().remote(spec.url).create(), spec.conf)
         _OWNED[id(spark)] = _Owned()
+        _CONNECT_IDS.add(id(spark))
         return spark
     return _classic_session(spec)
 
@@ -94,6 +100,7 @@ def create_session(spec: EngineSpec) -> SparkSession:
 def stop_session(spark: SparkSession) -> None:
     """Stop a session made by `create_session` (and its embedded server); others are left alone."""
     owned = _OWNED.pop(id(spark), None)
+    _CONNECT_IDS.discard(id(spark))
     if owned is None or owned.borrowed:
         return
     try:
@@ -101,6 +108,10 @@ def stop_session(spark: SparkSession) -> None:
     finally:
         if owned.server is not None:
             owned.server.stop()
+        if _is_connect(spark) and not any(_is_connect_id(i) for i in _OWNED):
+            # pyspark marks the whole process as Spark Connect while a remote session is made;
+            # with none left, a classic session may follow (the test suite runs both engines).
+            os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
 
 
 @contextmanager
@@ -136,18 +147,22 @@ def _sail_session(spec: EngineSpec) -> SparkSession:
         server.stop()
         raise
     _OWNED[id(spark)] = _Owned(server=server)
+    _CONNECT_IDS.add(id(spark))
     log.info("started embedded Sail Spark Connect server on %s:%s", host, port)
     return spark
 
 
-def classic_conf(spec: EngineSpec, *, delta_pip: bool) -> dict[str, str]:
+def classic_conf(spec: EngineSpec, *, delta_pip: bool, jars: list[str] | None = None) -> dict[str, str]:
     """The settings a local classic session is built with (Delta, UTC, the user's conf).
 
-    ``delta_pip``: delta-spark is installed (its jars come via ``configure_spark_with_delta_pip``);
+    ``jars``: local Delta jars (`pipelines.spark_jars.local_jars`), loaded with ``spark.jars``;
+    else ``delta_pip``: delta-spark is installed (its jars come via ``configure_spark_with_delta_pip``);
     otherwise the Delta artifact is fetched with ``spark.jars.packages``.
     """
     conf = {**_DELTA_CONF, "spark.sql.session.timeZone": "UTC"}
-    if not delta_pip:
+    if jars:
+        conf["spark.jars"] = ",".join(jars)
+    elif not delta_pip:
         conf["spark.jars.packages"] = DELTA_SPARK_PACKAGE
     conf.update(spec.conf)
     return conf
@@ -168,13 +183,17 @@ def _classic_session(spec: EngineSpec, *, with_delta: bool = True) -> SparkSessi
         configure_spark_with_delta_pip = importlib.import_module("delta").configure_spark_with_delta_pip
     except ImportError:
         configure_spark_with_delta_pip = None
+    if active is None and not any(_is_connect_id(i) for i in _OWNED):
+        os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)  # left behind by a stopped Connect session
     builder = SparkSession.Builder().master("local[*]").appName("cdc-lakehouse-silver")
-    conf = classic_conf(spec, delta_pip=configure_spark_with_delta_pip is not None)
+    jars = local_jars()
+    conf = classic_conf(spec, delta_pip=configure_spark_with_delta_pip is not None, jars=jars)
     if not with_delta:
-        conf = {k: v for k, v in conf.items() if k not in _DELTA_CONF and k != "spark.jars.packages"}
+        dropped = {*_DELTA_CONF, "spark.jars.packages", "spark.jars"}
+        conf = {k: v for k, v in conf.items() if k not in dropped}
     for key, value in conf.items():
         builder = builder.config(key, value)
-    if with_delta and configure_spark_with_delta_pip is not None:
+    if with_delta and not jars and configure_spark_with_delta_pip is not None:
         builder = configure_spark_with_delta_pip(builder)
     try:
         spark = builder.getOrCreate()

@@ -1,12 +1,52 @@
 #!/usr/bin/env bash
-# Creates .venv (if missing) and installs cdc-lakehouse with its development extras into it.
+# Sets a checkout up on a fresh machine, idempotently and quietly:
+#  1. the database servers the tests and the demo start privately (PostgreSQL 15 with
+#     pg_recvlogical, MariaDB), from Debian's packages when they are missing; their system
+#     services are neither enabled nor started;
+#  2. .venv with cdc-lakehouse and its development extras (pins in constraints.txt);
+#  3. the Delta Lake jars for classic Spark (spark/pom.xml) in .cache/spark-jars, once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+need_debs=()
+[ -x /usr/lib/postgresql/15/bin/postgres ] || need_debs+=(postgresql-15)
+[ -x /usr/lib/postgresql/15/bin/pg_recvlogical ] || need_debs+=(postgresql-client-15)
+command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need_debs+=(mariadb-server)
+command -v mariadb-install-db >/dev/null 2>&1 || need_debs+=(mariadb-server)
+command -v mvn >/dev/null 2>&1 || need_debs+=(maven)
+command -v java >/dev/null 2>&1 || need_debs+=(openjdk-17-jre-headless)
+if [ ${#need_debs[@]} -gt 0 ]; then
+  mapfile -t need_debs < <(printf '%s\n' "${need_debs[@]}" | sort -u)
+  if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+    echo "setup: missing ${need_debs[*]}; install them (Debian: apt-get install ${need_debs[*]}) and run again" >&2
+    exit 1
+  fi
+  echo "installing Debian packages: ${need_debs[*]}"
+  # No service of these packages is started or enabled: the tests start private servers.
+  policy=/usr/sbin/policy-rc.d
+  created_policy=0
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod +x "$policy" && created_policy=1
+  fi
+  trap '[ "$created_policy" = 1 ] && rm -f "$policy"' EXIT
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq --no-install-recommends "${need_debs[@]}" >/dev/null
+fi
+
 PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   echo "creating .venv with $($PY --version)"
   "$PY" -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e ".[dev]"
+.venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[dev]"
+
+jars=$(.venv/bin/python -c 'from pipelines.spark_jars import local_jar_dir; print(local_jar_dir())')
+if [ ! -f "$jars/.complete" ]; then
+  echo "fetching the Delta Lake jars into $jars (spark/pom.xml)"
+  rm -rf "$jars" && mkdir -p "$jars"
+  mvn -q -B -f spark/pom.xml dependency:copy-dependencies -DoutputDirectory="$jars" >/dev/null
+  touch "$jars/.complete"
+fi
 echo "installed: $(.venv/bin/cdc-lakehouse --help | head -1)"
