@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -159,7 +160,9 @@ def classic_conf(spec: EngineSpec, *, delta_pip: bool, jars: list[str] | None = 
     else ``delta_pip``: delta-spark is installed (its jars come via ``configure_spark_with_delta_pip``);
     otherwise the Delta artifact is fetched with ``spark.jars.packages``.
     """
-    conf = {**_DELTA_CONF, "spark.sql.session.timeZone": "UTC"}
+    conf = {**_DELTA_CONF, "spark.sql.session.timeZone": "UTC",
+            # Python workers run in this interpreter (its virtualenv), not whatever python3 is first on PATH
+            "spark.pyspark.python": sys.executable, "spark.pyspark.driver.python": sys.executable}
     if jars:
         conf["spark.jars"] = ",".join(jars)
     elif not delta_pip:

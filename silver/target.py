@@ -22,7 +22,18 @@ from silver.delta_io import read_delta_or_none
 from silver.errors import EngineCapabilityError
 from silver.sql import column, qualified_table, quote_path_table
 
-__all__ = ["SilverTarget"]
+__all__ = ["COLUMN_MAPPING", "SilverTarget", "needs_column_mapping"]
+
+_RESERVED = frozenset(" ,;{}()\n\t=")
+COLUMN_MAPPING = (("delta.columnMapping.mode", "name"), ("delta.minReaderVersion", "2"),
+                  ("delta.minWriterVersion", "5"))
+"""Delta column mapping by name: what lets a column be called ``full name`` (Delta otherwise
+refuses the characters `` ,;{}()\\n\\t=`` in column names)."""
+
+
+def needs_column_mapping(names: list[str]) -> bool:
+    """True if a column name has a character Delta accepts only with column mapping."""
+    return any(_RESERVED.intersection(name) for name in names)
 
 
 @dataclass(frozen=True)
@@ -76,7 +87,10 @@ class SilverTarget:
             writer = writer.partitionBy(*self.partition_by)
         if self.cluster_by:
             writer = writer.clusterBy(*self.cluster_by)
-        for key, value in self.properties:
+        properties = dict(self.properties)
+        if needs_column_mapping(df.columns):
+            properties = {**dict(COLUMN_MAPPING), **properties}
+        for key, value in properties.items():
             writer = writer.option(key, value)
         return writer
 

@@ -1,4 +1,12 @@
-"""Shared fixtures: private database servers started by the tests themselves."""
+"""Shared fixtures: private database servers started by the tests themselves, and the Spark
+engines every silver test runs on.
+
+Engines: a test that uses the ``spark`` fixture runs once per engine, ``[sail]`` (embedded Sail
+through Spark Connect) and ``[spark]`` (classic Spark with the Delta jars). pyspark cannot hold
+a classic session while Spark Connect sessions exist in the same process, so every
+``[spark]`` test is moved after all other tests (`pytest_collection_modifyitems`): by then the
+shared Sail session has been stopped. ``--engines sail`` (or ``spark``) runs one engine only.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +17,73 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pyspark.sql import SparkSession
 
+from pipelines.engine import EngineSpec, create_session, stop_session
 from pipelines.local_mariadb import LocalMariaDB
 from pipelines.local_postgres import LocalPostgres, embedded_bindir
+
+ENGINES = ("sail", "spark")
+
+CLASSIC_TEST_CONF = {
+    "spark.master": "local[2]",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.default.parallelism": "2",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.driver.memory": "3g",
+    "spark.databricks.delta.snapshotPartitions": "2",
+    "spark.sql.sources.parallelPartitionDiscovery.parallelism": "2",
+}
+"""Classic local Spark sized for a 2-core test machine."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--engines", default=",".join(ENGINES),
+                     help="comma-separated Spark engines the silver tests run on (sail, spark)")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "engine" in metafunc.fixturenames:
+        wanted = [e.strip() for e in str(metafunc.config.getoption("--engines")).split(",") if e.strip()]
+        unknown = sorted(set(wanted) - set(ENGINES))
+        if unknown:
+            raise pytest.UsageError(f"--engines: unknown engine(s) {unknown}; choose from {list(ENGINES)}")
+        metafunc.parametrize("engine", wanted, indirect=True, scope="session")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run every classic-engine test last (see module doc); order is otherwise kept."""
+    def classic(item: pytest.Item) -> bool:
+        callspec = getattr(item, "callspec", None)
+        return callspec is not None and callspec.params.get("engine") == "spark"
+    items[:] = [i for i in items if not classic(i)] + [i for i in items if classic(i)]
+
+
+@pytest.fixture(scope="session")
+def engine(request: pytest.FixtureRequest) -> str:
+    """The engine kind of this test run: ``sail`` or ``spark`` (classic Spark + Delta)."""
+    return str(request.param)
+
+
+def engine_spec(kind: str) -> EngineSpec:
+    """The test session's settings for an engine kind."""
+    if kind == "spark":
+        return EngineSpec(kind="spark", conf=dict(CLASSIC_TEST_CONF))
+    return EngineSpec(kind="sail", conf={"spark.sql.shuffle.partitions": "4"})
+
+
+@pytest.fixture(scope="session")
+def spark(engine: str) -> Iterator[SparkSession]:
+    """ONE session per engine for the whole test session (start-up costs 1-10 s; share it)."""
+    session = create_session(engine_spec(engine))
+    if engine == "spark":
+        session.sparkContext.setLogLevel("ERROR")
+    try:
+        yield session
+    finally:
+        stop_session(session)
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ import pytest
 
 from pipelines.capture import run_capture
 from pipelines.config import parse_pipeline
-from pipelines.engine import EngineSpec, engine_session
+from pipelines.engine import EngineSpec
 from pipelines.silver_runner import run_silver
 from tests.pipelines.test_silver_runner import _normalize
 
@@ -103,23 +103,23 @@ def _pipeline(root: str, dsn: str):
     return parse_pipeline(text, env={})
 
 
-def _step(cfg, root: str) -> None:
+def _step(cfg, root: str, spark) -> None:
     run_capture(cfg, until_idle=True)
     result = run_silver(root=root, engine=EngineSpec(), tables=cfg.silver, options=cfg.silver_options,
-                        sources={"pg": "pg"}, once=True)
+                        sources={"pg": "pg"}, once=True, spark=spark)
     assert result.ok, [t.error for t in result.errors]
 
 
-def test_randomized_workload_silver_equals_source(pg_db, tmp_path):
+def test_randomized_workload_silver_equals_source(pg_db, tmp_path, spark):
     root = str(tmp_path / "lake")
     with psycopg.connect(pg_db, autocommit=True) as conn:
         conn.execute(SETUP)
         work = Workload(conn, seed=20261122)
         work.round(150)  # snapshot material
         cfg = _pipeline(root, pg_db)
-        _step(cfg, root)
+        _step(cfg, root, spark)
         work.round(200)
-        _step(cfg, root)
+        _step(cfg, root, spark)
         # no DEFAULT: a default backfills existing rows without any change event (no CDC can see it)
         conn.execute("ALTER TABLE accounts ADD COLUMN note text")
         work.round(100)
@@ -127,9 +127,9 @@ def test_randomized_workload_silver_equals_source(pg_db, tmp_path):
         conn.execute("TRUNCATE events")
         work.events.clear()
         work.round(150)
-        _step(cfg, root)
+        _step(cfg, root, spark)
         work.round(50)
-        _step(cfg, root)
+        _step(cfg, root, spark)
         conn.execute("SET TIME ZONE 'UTC'")
         expected = {
             "accounts": [_normalize(r) for r in conn.execute(
@@ -138,14 +138,13 @@ def test_randomized_workload_silver_equals_source(pg_db, tmp_path):
                 f"SELECT {', '.join(EVENT_COLS)} FROM events ORDER BY id").fetchall()],
         }
     columns = {"accounts": [*ACCOUNT_COLS, "note"], "events": EVENT_COLS}
-    with engine_session(EngineSpec()) as spark:
-        for table, cols in columns.items():
-            got = [_normalize(tuple(r)) for r in spark.read.format("delta").load(f"{root}/silver/{table}")
-                   .select(*cols).orderBy("id").collect()]
-            assert len(got) == len(expected[table]), table
-            diffs = [(g[0], n, gv, ev) for g, e in zip(got, expected[table], strict=True)
-                     for n, gv, ev in zip(cols, g, e, strict=True) if not _same(gv, ev)]
-            assert diffs == [], f"{table}: {diffs[:10]}"
+    for table, cols in columns.items():
+        got = [_normalize(tuple(r)) for r in spark.read.format("delta").load(f"{root}/silver/{table}")
+               .select(*cols).orderBy("id").collect()]
+        assert len(got) == len(expected[table]), table
+        diffs = [(g[0], n, gv, ev) for g, e in zip(got, expected[table], strict=True)
+                 for n, gv, ev in zip(cols, g, e, strict=True) if not _same(gv, ev)]
+        assert diffs == [], f"{table}: {diffs[:10]}"
 
 
 def _same(got: object, expected: object) -> bool:

@@ -65,7 +65,7 @@ from pymysql.cursors import DictCursor
 
 from pipelines.capture import run_capture
 from pipelines.config import PipelineConfig, parse_pipeline
-from pipelines.engine import EngineSpec, engine_session
+from pipelines.engine import EngineSpec
 from pipelines.silver_runner import run_silver
 from tests.support.mariadb_pipeline import SOURCE, mariadb_pipeline_text
 
@@ -303,50 +303,49 @@ def _pipeline(root: str, args: dict[str, Any]) -> PipelineConfig:
     return parse_pipeline(text, env={})
 
 
-def test_randomized_workload_over_every_type_silver_equals_source(mariadb_db, tmp_path):
+def test_randomized_workload_over_every_type_silver_equals_source(mariadb_db, tmp_path, spark):
     root = str(tmp_path / "lake")
     conn = pymysql.connect(**mariadb_db, autocommit=False, charset="utf8mb4")
     cfg = _pipeline(root, mariadb_db)
     passes: list[Any] = []
-    with engine_session(EngineSpec()) as spark:
 
-        def step() -> None:
-            run_capture(cfg, until_idle=True)
-            result = run_silver(root=root, engine=EngineSpec(), tables=cfg.silver, options=cfg.silver_options,
-                                sources={SOURCE: SOURCE}, once=True, spark=spark)
-            assert result.ok, [t.error for t in result.errors]
-            quarantined = [t for t in result.tables if t.quarantined]
-            assert not quarantined, quarantined
-            passes.extend(result.tables)
+    def step() -> None:
+        run_capture(cfg, until_idle=True)
+        result = run_silver(root=root, engine=EngineSpec(), tables=cfg.silver, options=cfg.silver_options,
+                            sources={SOURCE: SOURCE}, once=True, spark=spark)
+        assert result.ok, [t.error for t in result.errors]
+        quarantined = [t for t in result.tables if t.quarantined]
+        assert not quarantined, quarantined
+        passes.extend(result.tables)
 
-        try:
-            with conn.cursor() as cur:
-                cur.execute(f"CREATE TABLE alltypes ({', '.join(f'{c} {t}' for c, t in COLUMNS.items())})")
-                cur.execute(f"CREATE TABLE events ({', '.join(f'{c} {t}' for c, t in EVENT_COLUMNS.items())})")
-            work = Workload(conn, SEED)
-            work.round(60)  # snapshot material
-            step()
-            work.round(120)
-            step()
-            work.add_column()
-            work.round(60)
-            work.truncate_events()
-            work.round(60)
-            step()
-            work.round(40)
-            step()
-        finally:
-            conn.close()
-        sizes = {}
-        for table, columns in (("alltypes", [*COLUMNS, "note"]), ("events", list(EVENT_COLUMNS))):
-            expected = _source_rows(mariadb_db, table, columns)
-            got = [r.asDict() for r in spark.read.format("delta").load(f"{root}/silver/{table}")
-                   .select(*columns).orderBy("id").collect()]
-            assert [r["id"] for r in got] == [r["id"] for r in expected], table
-            diffs = [(e["id"], c, g[c], e[c]) for g, e in zip(got, expected, strict=True) for c in columns
-                     if not _same(g[c], e[c])]
-            assert diffs == [], f"{table}: {len(diffs)} differences, e.g. {diffs[:10]}"
-            sizes[table] = len(expected)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f"CREATE TABLE alltypes ({', '.join(f'{c} {t}' for c, t in COLUMNS.items())})")
+            cur.execute(f"CREATE TABLE events ({', '.join(f'{c} {t}' for c, t in EVENT_COLUMNS.items())})")
+        work = Workload(conn, SEED)
+        work.round(60)  # snapshot material
+        step()
+        work.round(120)
+        step()
+        work.add_column()
+        work.round(60)
+        work.truncate_events()
+        work.round(60)
+        step()
+        work.round(40)
+        step()
+    finally:
+        conn.close()
+    sizes = {}
+    for table, columns in (("alltypes", [*COLUMNS, "note"]), ("events", list(EVENT_COLUMNS))):
+        expected = _source_rows(mariadb_db, table, columns)
+        got = [r.asDict() for r in spark.read.format("delta").load(f"{root}/silver/{table}")
+               .select(*columns).orderBy("id").collect()]
+        assert [r["id"] for r in got] == [r["id"] for r in expected], table
+        diffs = [(e["id"], c, g[c], e[c]) for g, e in zip(got, expected, strict=True) for c in columns
+                 if not _same(g[c], e[c])]
+        assert diffs == [], f"{table}: {len(diffs)} differences, e.g. {diffs[:10]}"
+        sizes[table] = len(expected)
     assert sizes["alltypes"] > 50 and sizes["events"] > 5, sizes
     assert sum(t.truncates for t in passes if t.table == "events") == 1
     assert any(t.schema_changes for t in passes if t.table == "alltypes")

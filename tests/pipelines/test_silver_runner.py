@@ -42,34 +42,28 @@ def test_run_silver_starts_and_stops_its_own_engine(tmp_path):
 
 
 @pytest.mark.spark
-def test_increments_read_only_new_bronze_files(tmp_path, capsys):
-    from pipelines.engine import create_session, stop_session
-
+def test_increments_read_only_new_bronze_files(tmp_path, capsys, spark):
     root = str(tmp_path)
     b = _builder(root)
     for batch in range(5):
         b.insert({"id": batch, "v": "x"}).commit()
-    spark = create_session(EngineSpec())
-    try:
-        decl = SilverTable(table="t", source=b.topic)
-        first = run_silver(root=root, engine=EngineSpec(), tables=[decl], options=SilverOptions(),
-                           sources={"shop": "shop"}, once=True, spark=spark).tables[0]
-        assert (first.files_read, first.files_total) == (5, 5)
-        b.update({"id": 0, "v": "y"}).commit()
-        second = run_silver(root=root, engine=EngineSpec(), tables=[decl], options=SilverOptions(),
-                            sources={"shop": "shop"}, once=True, spark=spark).tables[0]
-        assert (second.seq_from, second.seq_to, second.files_read, second.files_total) == (5, 6, 1, 6)
-        # and the engine really opens only that file (Delta file skipping on seq)
-        files = bronze_files(b.path)
-        assert files is not None
-        rng = plan_range(files, 5)
-        assert rng is not None
-        capsys.readouterr()
-        read_range(spark, b.path, rng).explain()
-        plan = capsys.readouterr().out
-        assert plan.count(".parquet") == 1
-    finally:
-        stop_session(spark)
+    decl = SilverTable(table="t", source=b.topic)
+    first = run_silver(root=root, engine=EngineSpec(), tables=[decl], options=SilverOptions(),
+                       sources={"shop": "shop"}, once=True, spark=spark).tables[0]
+    assert (first.files_read, first.files_total) == (5, 5)
+    b.update({"id": 0, "v": "y"}).commit()
+    second = run_silver(root=root, engine=EngineSpec(), tables=[decl], options=SilverOptions(),
+                        sources={"shop": "shop"}, once=True, spark=spark).tables[0]
+    assert (second.seq_from, second.seq_to, second.files_read, second.files_total) == (5, 6, 1, 6)
+    # and the engine really opens only that file (Delta file skipping on seq)
+    files = bronze_files(b.path)
+    assert files is not None
+    rng = plan_range(files, 5)
+    assert rng is not None
+    capsys.readouterr()
+    read_range(spark, b.path, rng).explain()
+    plan = capsys.readouterr().out
+    assert plan.count(".parquet") == 1
 
 
 @pytest.mark.spark
@@ -150,7 +144,7 @@ ALTER TABLE things ALTER COLUMN body SET STORAGE EXTERNAL;
 @pytest.mark.integration
 @pytest.mark.postgres
 @pytest.mark.spark
-def test_end_to_end_real_connector_silver_equals_the_source_table(pg_db, tmp_path):
+def test_end_to_end_real_connector_silver_equals_the_source_table(pg_db, tmp_path, spark):
     """The real PostgreSQL connector into bronze, then silver: silver equals the source table."""
     import psycopg
 
@@ -182,7 +176,7 @@ def test_end_to_end_real_connector_silver_equals_the_source_table(pg_db, tmp_pat
         conn.execute("INSERT INTO things (id, name) VALUES (21, 'sparse')")
     run_capture(cfg, until_idle=True)
     result = run_silver(root=root, engine=EngineSpec(), tables=cfg.silver, options=cfg.silver_options,
-                        sources={"pg": "pg"}, once=True)
+                        sources={"pg": "pg"}, once=True, spark=spark)
     assert result.ok, result.errors
     assert result.tables[0].quarantined == 0
     cols = ["id", "big", "small", "price", "anynum", "ratio", "flag", "name", "body", "born", "at", "at_tz", "uid",
@@ -191,15 +185,12 @@ def test_end_to_end_real_connector_silver_equals_the_source_table(pg_db, tmp_pat
         conn.execute("SET TIME ZONE 'UTC'")
         source = conn.execute(f"SELECT {', '.join(cols)}, to_char(tod, 'HH24:MI:SS.US') FROM things ORDER BY id")
         expected = [_normalize(r) for r in source.fetchall()]
-    from pipelines.engine import engine_session
-
-    with engine_session(EngineSpec()) as spark:
-        got = [_normalize(tuple(r)) for r in spark.read.format("delta").load(f"{root}/silver/things")
-               .select(*cols, "tod").orderBy("id").collect()]
-        history = spark.read.format("delta").load(f"{root}/silver/things_history")
-        current = [_normalize(tuple(r)) for r in history.where("_cdc_is_current").select(*cols, "tod")
-                   .orderBy("id").collect()]
-        closed = {(r["id"], r["_cdc_deleted"]) for r in history.where("NOT _cdc_is_current").collect()}
+    got = [_normalize(tuple(r)) for r in spark.read.format("delta").load(f"{root}/silver/things")
+           .select(*cols, "tod").orderBy("id").collect()]
+    history = spark.read.format("delta").load(f"{root}/silver/things_history")
+    current = [_normalize(tuple(r)) for r in history.where("_cdc_is_current").select(*cols, "tod")
+               .orderBy("id").collect()]
+    closed = {(r["id"], r["_cdc_deleted"]) for r in history.where("NOT _cdc_is_current").collect()}
     assert current == expected
     assert closed == {(1, False), (2, True), (3, True)}  # 1 updated, 2 deleted, 3 moved to 100
     assert len(got) == len(expected)

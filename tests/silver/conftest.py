@@ -1,31 +1,21 @@
-"""Silver test fixtures: ONE embedded Sail session for the whole test session."""
+"""Silver test fixtures (the engine-parametrised ``spark`` session is in tests/conftest.py)."""
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
-from pipelines.engine import EngineSpec, create_session, stop_session
+from pipelines.engine import EngineSpec
 from pipelines.silver_runner import SilverRunResult, run_silver
 from silver.declarations import SilverOptions, SilverTable
 from silver.sql import column
 from tests.silver.bronze_builder import BronzeBuilder
 
 _COUNTER = itertools.count()
-
-
-@pytest.fixture(scope="session")
-def spark() -> Iterator[SparkSession]:
-    """The shared Sail session (start-up costs about a second; share it)."""
-    session = create_session(EngineSpec(kind="sail", conf={"spark.sql.shuffle.partitions": "4"}))
-    try:
-        yield session
-    finally:
-        stop_session(session)
 
 
 @pytest.fixture

@@ -11,8 +11,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from pyspark.sql.connect.readwriter import DataFrameWriter
+from pyspark.sql.connect.readwriter import DataFrameWriter as ConnectWriter
 from pyspark.sql.connect.session import SparkSession as ConnectSession
+from pyspark.sql.readwriter import DataFrameWriter as ClassicWriter
+from pyspark.sql.session import SparkSession as ClassicSession
 
 from pipelines.engine import EngineSpec
 from pipelines.silver_runner import run_silver
@@ -58,7 +60,7 @@ def _state(spark, root: str) -> tuple[list[tuple[object, ...]], list[tuple[objec
     return rows(silver, *cols), rows(quarantine, "seq", "reason")
 
 
-def _arm(monkeypatch: pytest.MonkeyPatch, kill_at: int) -> list[int]:
+def _arm(monkeypatch: pytest.MonkeyPatch, kill_at: int, engine: str) -> list[int]:
     calls = [0]
 
     def wrap(fn):
@@ -73,13 +75,13 @@ def _arm(monkeypatch: pytest.MonkeyPatch, kill_at: int) -> list[int]:
         inner.__name__ = fn.__name__
         return inner
 
-    for cls, name in ((DataFrameWriter, "save"), (DataFrameWriter, "parquet"), (DataFrameWriter, "saveAsTable"),
-                      (ConnectSession, "sql")):
+    writer, session = (ConnectWriter, ConnectSession) if engine == "sail" else (ClassicWriter, ClassicSession)
+    for cls, name in ((writer, "save"), (writer, "parquet"), (writer, "saveAsTable"), (session, "sql")):
         monkeypatch.setattr(cls, name, wrap(getattr(cls, name)))
     return calls
 
 
-def test_killed_at_every_write_then_rerun_equals_uninterrupted(spark, tmp_path: Path, monkeypatch):
+def test_killed_at_every_write_then_rerun_equals_uninterrupted(spark, engine, tmp_path: Path, monkeypatch):
     base = tmp_path / "base"
     b, decl = _prepare(str(base))
 
@@ -100,7 +102,7 @@ def test_killed_at_every_write_then_rerun_equals_uninterrupted(spark, tmp_path: 
         trial = tmp_path / f"kill{kill_at}"
         shutil.copytree(base, trial)
         with monkeypatch.context() as m:
-            calls = _arm(m, kill_at)
+            calls = _arm(m, kill_at, engine)
             result = go(str(trial))
         crashed = any("killed after write" in (t.error or "") for t in result.tables)
         completed = not crashed
