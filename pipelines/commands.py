@@ -1,14 +1,17 @@
-"""The CLI's commands: each parses nothing, loads the config and calls one pipelines function."""
+"""The CLI's commands: each parses nothing, loads the config and calls one pipelines function.
+
+Each command imports what it runs when it runs, so that an install with only some extras
+(`pipelines.extras`) runs the commands it has: ``validate``, ``capture`` and ``status`` need a
+connector's extra and never import Spark; ``silver`` and ``run`` need the engine's extra,
+``demo`` the ``demo`` extra. A missing one is reported as `MissingDependencyError` (exit 2).
+"""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
 
-from bronze.writer import BronzeWriter
-from pipelines.capture import run_capture, summarize
-from pipelines.demo import run_demo
-from pipelines.silver_commands import build_silver, run_continuously, silver_summary
+from pipelines.extras import require, require_engine
 from pipelines.validation import load_validated
 
 Say = Callable[[str], None]
@@ -27,6 +30,8 @@ def _validate(args: argparse.Namespace, say: Say) -> int:
 
 
 def _capture(args: argparse.Namespace, say: Say) -> int:
+    from pipelines.capture import run_capture, summarize
+
     loaded = load_validated(args.config)
     results = run_capture(loaded.config, until_idle=args.until_idle, sources=args.source, progress=say,
                           file=str(loaded.path))
@@ -37,6 +42,9 @@ def _capture(args: argparse.Namespace, say: Say) -> int:
 
 def _silver(args: argparse.Namespace, say: Say) -> int:
     loaded = load_validated(args.config)
+    require_engine(loaded.config.engine)
+    from pipelines.silver_commands import build_silver, silver_summary
+
     result = build_silver(loaded.config, once=args.once, progress=say)
     for line in silver_summary(result):
         say(line)
@@ -45,10 +53,15 @@ def _silver(args: argparse.Namespace, say: Say) -> int:
 
 def _run(args: argparse.Namespace, say: Say) -> int:
     loaded = load_validated(args.config)
+    require_engine(loaded.config.engine)
+    from pipelines.silver_commands import run_continuously
+
     return run_continuously(loaded.config, progress=say)
 
 
 def _status(args: argparse.Namespace, say: Say) -> int:
+    from bronze.writer import BronzeWriter
+
     loaded = load_validated(args.config)
     for spec in loaded.config.sources:
         writer = BronzeWriter(loaded.config.lakehouse.root, spec.name, loaded.config.lakehouse.storage_options or None)
@@ -63,6 +76,9 @@ def _status(args: argparse.Namespace, say: Say) -> int:
 
 
 def _demo(args: argparse.Namespace, say: Say) -> int:
+    require(("psycopg", "psycopg2", "pyspark", "pysail"), "demo")  # PostgreSQL into bronze, silver on Sail
+    from pipelines.demo import run_demo
+
     return run_demo(args.dir, keep=args.keep, say=say)
 
 
