@@ -1,6 +1,7 @@
 """The ``cdc-lakehouse`` command line: a thin shell over `pipelines`.
 
-Exit codes: 0 success, 1 runtime failure, 2 invalid configuration or usage, 130 interrupted.
+Exit codes: 0 success, 1 runtime failure, 2 invalid configuration or usage, or an optional
+dependency missing for the command (the message names the extra to install), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from cdc_sources.spi import CdcError, ConfigError
+from cdc_sources.spi import CdcError, ConfigError, MissingDependencyError
 
 EXIT_OK, EXIT_FAILURE, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -59,12 +60,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pipelines import commands
 
         return commands.dispatch(args, say)
-    except ConfigError as exc:
+    except (ConfigError, MissingDependencyError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     except CdcError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAILURE
+    except ModuleNotFoundError as exc:  # an optional dependency imported deeper than the commands check
+        from pipelines.extras import missing_dependency
+
+        missing = missing_dependency(exc)
+        if missing is None:
+            raise
+        print(f"error: {missing}", file=sys.stderr)
+        return EXIT_CONFIG
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -1,14 +1,19 @@
-"""The CLI's commands: each parses nothing, loads the config and calls one pipelines function."""
+"""The CLI's commands: each parses nothing, loads the config and calls one pipelines function.
+
+Each command imports what it runs when it runs, so that an install with only some extras
+(`pipelines.extras`) runs the commands it has: ``validate`` and ``capture`` need the
+connectors' extras and never import Spark; ``status`` needs no extra; ``silver`` needs the
+engine's extra only; ``run`` needs both; ``demo`` the ``demo`` extra. A missing one is
+reported as `MissingDependencyError` (exit 2), naming the extra.
+"""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
 
-from bronze.writer import BronzeWriter
-from pipelines.capture import run_capture, summarize
-from pipelines.demo import run_demo
-from pipelines.silver_commands import build_silver, run_continuously, silver_summary
+from pipelines.config import load_pipeline
+from pipelines.extras import require, require_engine
 from pipelines.validation import load_validated
 
 Say = Callable[[str], None]
@@ -27,6 +32,8 @@ def _validate(args: argparse.Namespace, say: Say) -> int:
 
 
 def _capture(args: argparse.Namespace, say: Say) -> int:
+    from pipelines.capture import run_capture, summarize
+
     loaded = load_validated(args.config)
     results = run_capture(loaded.config, until_idle=args.until_idle, sources=args.source, progress=say,
                           file=str(loaded.path))
@@ -36,7 +43,10 @@ def _capture(args: argparse.Namespace, say: Say) -> int:
 
 
 def _silver(args: argparse.Namespace, say: Say) -> int:
-    loaded = load_validated(args.config)
+    loaded = load_pipeline(args.config)  # silver reads bronze: no connector (nor its driver) is needed
+    require_engine(loaded.config.engine)
+    from pipelines.silver_commands import build_silver, silver_summary
+
     result = build_silver(loaded.config, once=args.once, progress=say)
     for line in silver_summary(result):
         say(line)
@@ -45,11 +55,16 @@ def _silver(args: argparse.Namespace, say: Say) -> int:
 
 def _run(args: argparse.Namespace, say: Say) -> int:
     loaded = load_validated(args.config)
+    require_engine(loaded.config.engine)
+    from pipelines.silver_commands import run_continuously
+
     return run_continuously(loaded.config, progress=say)
 
 
 def _status(args: argparse.Namespace, say: Say) -> int:
-    loaded = load_validated(args.config)
+    from bronze.writer import BronzeWriter
+
+    loaded = load_pipeline(args.config)  # reads bronze only: needs no connector's driver
     for spec in loaded.config.sources:
         writer = BronzeWriter(loaded.config.lakehouse.root, spec.name, loaded.config.lakehouse.storage_options or None)
         stored = writer.recover()
@@ -63,6 +78,9 @@ def _status(args: argparse.Namespace, say: Say) -> int:
 
 
 def _demo(args: argparse.Namespace, say: Say) -> int:
+    require(("psycopg", "psycopg2", "pyspark", "pysail"), "demo")  # PostgreSQL into bronze, silver on Sail
+    from pipelines.demo import run_demo
+
     return run_demo(args.dir, keep=args.keep, say=say)
 
 

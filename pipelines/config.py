@@ -20,7 +20,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from cdc_sources.spi import ConfigError, ConfigProblem
-from pipelines.engine import EngineSpec
+from pipelines.engine_spec import EngineSpec
 from silver.declarations import SilverOptions, SilverTable
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")

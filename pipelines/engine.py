@@ -22,12 +22,12 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, model_validator
 from pyspark.sql import SparkSession
 
 from cdc_sources.spi import ConfigError, ConfigProblem, MissingDependencyError
+from pipelines.engine_spec import EngineSpec
 from pipelines.spark_jars import DELTA_SPARK_PACKAGE, local_jars
 
 __all__ = ["DELTA_SPARK_PACKAGE", "EngineSpec", "classic_conf", "create_session", "engine_session", "stop_session"]
@@ -38,30 +38,6 @@ _DELTA_CONF = {
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
     "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
 }
-
-
-class EngineSpec(BaseModel):
-    """Which Spark runs the silver jobs: embedded Sail, classic Spark, or a Spark Connect URL.
-
-    Attributes:
-        kind: ``sail``, ``spark`` or ``connect``.
-        url: the Spark Connect URL (``sc://host:port``), for ``connect`` only.
-        conf: Spark settings applied to the session.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    kind: Literal["sail", "spark", "connect"] = "sail"
-    url: str | None = None
-    conf: dict[str, str] = {}
-
-    @model_validator(mode="after")
-    def _url_rules(self) -> EngineSpec:
-        if self.kind == "connect" and not (self.url or "").startswith("sc://"):
-            raise ValueError("engine kind 'connect' needs url: sc://host:port")
-        if self.kind != "connect" and self.url is not None:
-            raise ValueError(f"url is only used with kind 'connect', not {self.kind!r}")
-        return self
 
 
 @dataclass(frozen=True)

@@ -1,19 +1,25 @@
-"""Connector registry: the only place that imports `cdc_sources.<db>` packages."""
+"""Connector registry: the only place that imports `cdc_sources.<db>` packages.
+
+A connector's package, and with it its database driver, is imported only when a pipeline uses
+that connector (the imports are inside the builders), so an install with one connector's extra
+runs without the other's. A missing driver raises `MissingDependencyError` naming the extra.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, Literal
 
-from cdc_sources.mysql import MySqlConnector, build_mysql_config
-from cdc_sources.postgres import PostgresConnector, build_postgres_config
 from cdc_sources.spi import ConfigProblem, Connector
 from pipelines.config import SourceSpec
+from pipelines.extras import CONNECTOR_DRIVERS, missing_dependency, require
 
 Builder = Callable[[SourceSpec, str], tuple[Connector | None, list[ConfigProblem]]]
 
 
 def _postgres(spec: SourceSpec, path: str) -> tuple[Connector | None, list[ConfigProblem]]:
+    from cdc_sources.postgres import PostgresConnector, build_postgres_config
+
     conn: dict[str, Any] = spec.connection.model_dump(exclude_none=True)
     config, problems = build_postgres_config(name=spec.name, connection=conn, options=spec.options, path=path)
     return (PostgresConnector(config) if config else None), problems
@@ -21,6 +27,8 @@ def _postgres(spec: SourceSpec, path: str) -> tuple[Connector | None, list[Confi
 
 def _binlog(flavor: Literal["mysql", "mariadb"]) -> Builder:
     def build(spec: SourceSpec, path: str) -> tuple[Connector | None, list[ConfigProblem]]:
+        from cdc_sources.mysql import MySqlConnector, build_mysql_config
+
         conn: dict[str, Any] = spec.connection.model_dump(exclude_none=True)
         config, problems = build_mysql_config(name=spec.name, connection=conn, options=spec.options, path=path,
                                               flavor=flavor)
@@ -33,10 +41,22 @@ CONNECTORS: dict[str, Builder] = {"postgres": _postgres, "mysql": _binlog("mysql
 
 
 def build_connector(spec: SourceSpec, path: str) -> tuple[Connector | None, list[ConfigProblem]]:
-    """Validate a source's options and build its connector; returns every problem found."""
+    """Validate a source's options and build its connector; returns every problem found.
+
+    Raises:
+        MissingDependencyError: the connector's driver is not installed (names the extra).
+    """
     builder = CONNECTORS.get(spec.connector)
     if builder is None:
         return None, [ConfigProblem(f"{path}.connector",
                                     f"the {spec.connector!r} connector is not available yet; available: "
                                     f"{', '.join(sorted(CONNECTORS))}")]
-    return builder(spec, path)
+    extra, drivers = CONNECTOR_DRIVERS[spec.connector]
+    require(drivers, extra)
+    try:
+        return builder(spec, path)
+    except ModuleNotFoundError as exc:  # a driver module below the checked ones
+        missing = missing_dependency(exc)
+        if missing is None:
+            raise
+        raise missing from exc

@@ -35,22 +35,6 @@ import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-from pyspark.sql.types import (
-    BinaryType,
-    BooleanType,
-    ByteType,
-    DataType,
-    DateType,
-    DecimalType,
-    DoubleType,
-    FloatType,
-    IntegerType,
-    LongType,
-    ShortType,
-    StringType,
-    TimestampNTZType,
-    TimestampType,
-)
 
 __all__ = [
     "METADATA_PREFIX",
@@ -60,47 +44,28 @@ __all__ = [
     "SilverTable",
     "SoftDeleteColumns",
     "is_supported_cast",
-    "parse_cast_type",
 ]
 
 METADATA_PREFIX = "_cdc_"
 """Prefix of the bookkeeping columns silver adds (``_cdc_seq``, ``_cdc_op``, ``_cdc_ts``)."""
 
 _TABLE_NAME = r"^[A-Za-z0-9_][A-Za-z0-9_\-]*$"
-_PRIMITIVE_CASTS: dict[str, DataType] = {
-    "boolean": BooleanType(), "tinyint": ByteType(), "smallint": ShortType(), "int": IntegerType(),
-    "integer": IntegerType(), "bigint": LongType(), "float": FloatType(), "double": DoubleType(),
-    "string": StringType(), "binary": BinaryType(), "date": DateType(), "timestamp": TimestampType(),
-    "timestamp_ntz": TimestampNTZType(),
-}
-_DECIMAL = re.compile(r"^decimal\(\s*(\d{1,2})\s*,\s*(\d{1,2})\s*\)$")
+PRIMITIVE_CASTS = ("boolean", "tinyint", "smallint", "int", "integer", "bigint", "float", "double", "string",
+                   "binary", "date", "timestamp", "timestamp_ntz")
+"""The type names `casts:` accepts besides ``decimal(p,s)``; their Spark types are in `silver.cast_types`."""
+DECIMAL_CAST = re.compile(r"^decimal\(\s*(\d{1,2})\s*,\s*(\d{1,2})\s*\)$")
 
 
 def is_supported_cast(type_text: str) -> bool:
     """True if ``type_text`` is a Spark SQL type `casts:` accepts (primitives and decimals)."""
     text = type_text.strip().lower()
-    if text in _PRIMITIVE_CASTS:
+    if text in PRIMITIVE_CASTS:
         return True
-    match = _DECIMAL.match(text)
+    match = DECIMAL_CAST.match(text)
     if match is None:
         return False
     precision, scale = int(match.group(1)), int(match.group(2))
     return 0 < precision <= 38 and scale <= precision
-
-
-def parse_cast_type(type_text: str) -> DataType:
-    """The Spark type of a `casts:` entry (see `is_supported_cast`).
-
-    Raises:
-        ValueError: the type is not supported.
-    """
-    text = type_text.strip().lower()
-    if text in _PRIMITIVE_CASTS:
-        return _PRIMITIVE_CASTS[text]
-    match = _DECIMAL.match(text)
-    if match is None or not is_supported_cast(text):
-        raise ValueError(f"unsupported cast type {type_text!r}")
-    return DecimalType(int(match.group(1)), int(match.group(2)))
 
 
 class _Strict(BaseModel):
@@ -336,6 +301,6 @@ class SilverOptions(_Strict):
     @field_validator("variable_scale_decimal")
     @classmethod
     def _decimal_type(cls, value: str) -> str:
-        if not _DECIMAL.match(value.strip().lower()) or not is_supported_cast(value):
+        if not DECIMAL_CAST.match(value.strip().lower()) or not is_supported_cast(value):
             raise ValueError(f"{value!r} is not a decimal type; write decimal(p,s) with p <= 38")
         return value.strip().lower()

@@ -29,7 +29,8 @@ from pyspark.sql import functions as sf
 from pyspark.sql.types import ArrayType, DataType, LongType, MapType, StringType, StructField, StructType
 
 from cdc_sources.spi import HEADER_NEW_KEY, HEADER_OLD_KEY
-from silver.declarations import SilverTable, parse_cast_type
+from silver.cast_types import parse_cast_type
+from silver.declarations import SilverTable
 from silver.errors import IncompatibleSchemaChangeError, KeyResolutionError
 from silver.schema_history import TopicSchema
 from silver.types import Codec, Placeholder, TypeOptions, codec_for, json_member, widen

@@ -24,6 +24,7 @@ from pyspark.sql import functions as sf
 from pyspark.sql.types import DecimalType, StructField
 
 from silver.apply import OP_COL, SEQ_COL, TS_COL, MergeSpec, merge_sql, metadata_fields, truncate_sql
+from silver.cast_types import parse_cast_type
 from silver.changes import (
     event_rows,
     fold_deletes,
@@ -34,7 +35,7 @@ from silver.changes import (
     unknown_delete_values,
 )
 from silver.context import ApplyContext, ApplyResult, ChangeCounts, count_changes, stage, view_name
-from silver.declarations import SilverTable, parse_cast_type
+from silver.declarations import SilverTable
 from silver.decode import KIND, OP, REASON, SEQ, TS, UNAVAILABLE, DecodePlan
 from silver.errors import KeyResolutionError, SilverTableError
 from silver.evolution import EvolutionPlan, apply_evolution, plan_evolution

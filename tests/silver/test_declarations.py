@@ -8,7 +8,8 @@ from pyspark.sql.types import DecimalType, LongType
 
 from cdc_sources.spi import ConfigError
 from pipelines.config import parse_pipeline
-from silver.declarations import SilverOptions, SilverTable, parse_cast_type
+from silver.cast_types import parse_cast_type
+from silver.declarations import SilverOptions, SilverTable
 
 TOPIC = "shop_pg.public.customers"
 
