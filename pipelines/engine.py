@@ -111,7 +111,7 @@ def _sail_session(spec: EngineSpec) -> SparkSession:
     try:
         from pysail.spark import SparkConnectServer
     except ImportError as exc:
-        raise MissingDependencyError("pysail", "spark") from exc
+        raise MissingDependencyError("pysail", "sail") from exc
     server = SparkConnectServer("127.0.0.1", 0)
     server.start(background=True)
     host, port = server.listening_address
