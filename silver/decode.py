@@ -34,6 +34,7 @@ from silver.declarations import SilverTable
 from silver.errors import IncompatibleSchemaChangeError, KeyResolutionError
 from silver.schema_history import TopicSchema
 from silver.types import Codec, Placeholder, TypeOptions, codec_for, json_member, widen
+from silver.types.widening import convert
 
 __all__ = ["META_COLUMNS", "ColumnPlan", "DecodePlan"]
 
@@ -132,7 +133,7 @@ class ColumnPlan:
 
         def dec(codec: Codec, r: Column) -> Column:
             out = codec.decode(r)
-            return out if codec.target_type == decoded else out.cast(decoded)
+            return convert(out, codec.target_type, decoded)
 
         out = self._per_group(raw, schema_id, dec, exact=reread and self.holds_floats)
         assert out is not None

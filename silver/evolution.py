@@ -20,14 +20,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pyspark.sql import SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructType
 
 from silver.errors import IncompatibleSchemaChangeError
+from silver.sql import column
 from silver.target import SilverTarget
 from silver.types import can_widen
+from silver.types.widening import convert
 
-__all__ = ["EvolutionPlan", "apply_evolution", "normalize", "plan_evolution"]
+__all__ = ["EvolutionPlan", "apply_evolution", "cast_to", "normalize", "plan_evolution"]
 
 
 @dataclass(frozen=True)
@@ -118,3 +120,11 @@ def apply_evolution(spark: SparkSession, target: SilverTarget, evo: EvolutionPla
         target.rewrite(spark, dict(evo.widen), [])
         changes += [f"widened column {n} to {t.simpleString()}" for n, t in evo.widen]
     return changes
+
+
+def cast_to(frame: DataFrame, name: str, casts: dict[str, DataType]) -> Column:
+    """Column ``name`` of ``frame``, converted to ``casts[name]`` when the silver table's type
+    is wider (`silver.types.widening.convert`)."""
+    if name not in casts:
+        return column(name)
+    return convert(column(name), frame.schema[name].dataType, casts[name]).alias(name)

@@ -38,7 +38,7 @@ from silver.context import ApplyContext, ApplyResult, ChangeCounts, count_change
 from silver.declarations import SilverTable
 from silver.decode import KIND, OP, REASON, SEQ, TS, UNAVAILABLE, DecodePlan
 from silver.errors import KeyResolutionError, SilverTableError
-from silver.evolution import EvolutionPlan, apply_evolution, plan_evolution
+from silver.evolution import EvolutionPlan, apply_evolution, cast_to, plan_evolution
 from silver.quarantine import quarantine
 from silver.scan import IncrementScan, scan_increment
 from silver.scd2 import apply_scd2
@@ -184,10 +184,7 @@ def _merge(
     casts = dict(evo.cast_batch)
     keys = [c.silver for c in plan.key_columns]
     data = [c for c in plan.columns if not c.is_key and c.silver not in evo.drop_from_batch]
-    cols = [column(c).cast(casts[c]).alias(c) if c in casts else column(c) for c in keys]
-    cols += [
-        column(c.silver).cast(casts[c.silver]).alias(c.silver) if c.silver in casts else column(c.silver) for c in data
-    ]
+    cols = [cast_to(good, c, casts) for c in [*keys, *(c.silver for c in data)]]
     source = good.select(*cols, SEQ, KIND, OP, TS, UNAVAILABLE)
     view = view_name("src", decl.table, ctx.run_id)
     source.createOrReplaceTempView(view)

@@ -25,7 +25,7 @@ from silver.changes import from_old_key
 from silver.context import ApplyContext, ApplyResult, count_changes, stage, view_name
 from silver.declarations import SilverTable
 from silver.decode import KIND, OP, REASON, SEQ, TS, UNAVAILABLE, DecodePlan
-from silver.evolution import EvolutionPlan, apply_evolution
+from silver.evolution import EvolutionPlan, apply_evolution, cast_to
 from silver.quarantine import quarantine
 from silver.scan import IncrementScan, Truncate
 from silver.sql import column, qualified, quote
@@ -169,7 +169,7 @@ def _merge(ctx: ApplyContext, decl: SilverTable, target: SilverTarget, versions:
     rows = _version_rows(decl, versions.where(sf.col(KIND) == "u"), plan)
     casts = dict(evo.cast_batch)
     insert_cols = [c for c in rows.columns if c not in evo.drop_from_batch]
-    inserts = rows.select(*[column(c).cast(casts[c]).alias(c) if c in casts else column(c) for c in insert_cols],
+    inserts = rows.select(*[cast_to(rows, c, casts) for c in insert_cols],
                           sf.lit(False).alias(_DELETED), sf.lit("insert").alias(_ACTION))
     first_t = scan.truncates[0].seq if scan.truncates else None
     firsts = versions.where(sf.col("__cdc_rank") == 1)

@@ -21,6 +21,7 @@ from silver.declarations import SilverTable
 from silver.delta_io import read_delta_or_none
 from silver.errors import EngineCapabilityError
 from silver.sql import column, qualified_table, quote_path_table
+from silver.types.widening import convert
 
 __all__ = ["COLUMN_MAPPING", "SilverTarget", "needs_column_mapping"]
 
@@ -145,7 +146,7 @@ class SilverTarget:
         """Rewrite the table with columns cast to wider types and new null columns (full rewrite)."""
         current = self.read(spark)
         assert current is not None
-        cols = [column(f.name).cast(new_types[f.name]).alias(f.name) if f.name in new_types
+        cols = [convert(column(f.name), f.dataType, new_types[f.name]).alias(f.name) if f.name in new_types
                 else column(f.name) for f in current.schema.fields]
         cols += [sf.lit(None).cast(f.dataType).alias(f.name) for f in new_fields]
         writer = self._writer(current.select(*cols), "overwrite").option("overwriteSchema", "true")

@@ -8,6 +8,8 @@ shrink, DATE to TIMESTAMP, and element-wise for arrays, maps and structs (fields
 
 from __future__ import annotations
 
+from pyspark.sql import Column
+from pyspark.sql import functions as sf
 from pyspark.sql.types import (
     ArrayType,
     ByteType,
@@ -25,7 +27,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-__all__ = ["can_widen", "widen"]
+__all__ = ["can_widen", "convert", "widen"]
 
 _INT_RANK: dict[type[DataType], int] = {ByteType: 1, ShortType: 2, IntegerType: 3, LongType: 4}
 _INT_DIGITS = {1: 3, 2: 5, 3: 10, 4: 20}
@@ -95,3 +97,35 @@ def _widen_struct(a: StructType, b: StructType) -> DataType | None:
         fields.append(StructField(f.name, t))
     fields += [StructField(f.name, f.dataType) for f in b.fields if f.name in by_name]
     return StructType(fields)
+
+
+def convert(value: Column, old: DataType, new: DataType) -> Column:
+    """``value``, of type ``old``, as the wider type ``new`` (see `widen`).
+
+    Structs are rebuilt field by field, by name (fields ``old`` lacks read null), arrays and
+    maps element by element; anything else is a plain cast. Classic Spark cannot cast a struct
+    to one with more fields (``struct<x>`` to ``struct<x,y>``); Sail can; this works on both.
+    """
+    if old == new:
+        return value
+    if isinstance(old, StructType) and isinstance(new, StructType):
+        have = {f.name: f.dataType for f in old.fields}
+        fields = [(convert(value.getField(f.name), have[f.name], f.dataType) if f.name in have
+                   else sf.lit(None).cast(f.dataType)).alias(f.name) for f in new.fields]
+        return sf.when(value.isNull(), sf.lit(None).cast(new)).otherwise(sf.struct(*fields))
+    if isinstance(old, ArrayType) and isinstance(new, ArrayType) and _nests_struct(new.elementType):
+        return sf.transform(value, lambda item: convert(item, old.elementType, new.elementType))
+    if isinstance(old, MapType) and isinstance(new, MapType) and _nests_struct(new.valueType):
+        keyed = value if old.keyType == new.keyType else sf.transform_keys(value, lambda k, _v: k.cast(new.keyType))
+        return sf.transform_values(keyed, lambda _k, v: convert(v, old.valueType, new.valueType))
+    return value.cast(new)
+
+
+def _nests_struct(t: DataType) -> bool:
+    if isinstance(t, StructType):
+        return True
+    if isinstance(t, ArrayType):
+        return _nests_struct(t.elementType)
+    if isinstance(t, MapType):
+        return _nests_struct(t.valueType)
+    return False

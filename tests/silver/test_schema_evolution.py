@@ -102,3 +102,25 @@ def test_key_change_in_the_source_stops_the_table(builder, run):
     b.insert({"id": 2, "name": "b", "qty": 1, "price": None}).commit()
     (res,) = run(decl).tables
     assert res.status == "failed" and "rebuild" in (res.error or "")
+
+
+def _struct(name: str, *fields: dict) -> dict:
+    return col(name, "struct", fields=list(fields))
+
+
+def test_struct_column_gaining_a_field_widens_across_versions_and_in_silver(builder, run, silver):
+    """struct<x> -> struct<x,y>: rows of both versions in one increment, then the silver column
+    widened; classic Spark cannot cast between structs of different field counts."""
+    b = builder("shapes")
+    b.register([int32("id", optional=False), _struct("pos", int32("x"))], ["id"])
+    b.insert({"id": 1, "pos": {"x": 1}}).commit()
+    decl = SilverTable(table="shapes", source=b.topic)
+    run(decl)
+    b.insert({"id": 2, "pos": {"x": 2}})
+    b.register([int32("id", optional=False), _struct("pos", int32("x"), int32("y"))], ["id"])
+    b.insert({"id": 3, "pos": {"x": 3, "y": 30}}).insert({"id": 4, "pos": None}).commit()
+    (res,) = run(decl).tables
+    assert res.status == "applied", res.error
+    assert res.schema_changes == ("widened column pos to struct<x:int,y:int>",)
+    got = {r["id"]: (None if r["pos"] is None else r["pos"].asDict()) for r in silver("shapes").collect()}
+    assert got == {1: {"x": 1, "y": None}, 2: {"x": 2, "y": None}, 3: {"x": 3, "y": 30}, 4: None}
