@@ -203,6 +203,8 @@ def pydantic_problems(exc: ValidationError, lines: Mapping[str, int]) -> list[Co
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
             msg = "unknown key"
+        elif err["type"] == "missing":
+            msg = "required key is missing"
         elif err["type"] == "literal_error":
             msg = f"invalid value {err.get('input')!r}; {msg.lower()}"
         problems.append(ConfigProblem(path, msg, nearest_line(path, lines)))
@@ -218,7 +220,10 @@ def nearest_line(path: str, lines: Mapping[str, int]) -> int | None:
     while path:
         if path in lines:
             return lines[path]
-        path = re.sub(r"(\.[^.\[\]]*|\[\d+\])$", "", path)
+        parent = re.sub(r"(\.[^.\[\]]*|\[\d+\])$", "", path)
+        if parent == path:  # a top-level key: no parent to fall back on
+            return None
+        path = parent
     return None
 
 
