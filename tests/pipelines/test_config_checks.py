@@ -5,9 +5,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+
+from pipelines.cli import main
 
 SOURCE = """  - name: a
     connector: postgres
@@ -40,3 +43,39 @@ def test_missing_top_level_key_exits_2_instead_of_hanging(tmp_path, text, key, c
     proc = run_cli(command[0], "-c", path, *command[1:], timeout=60)
     assert proc.returncode == 2, proc.stderr
     assert f"{key}: required key is missing" in proc.stderr
+
+
+# --- capture --until-idle gives up ---------------------------------------------------------
+
+@pytest.mark.integration
+def test_until_idle_gives_up_on_an_unreachable_source(tmp_path):
+    text = ("pipeline: x\nlakehouse: {root: \"" + str(tmp_path / "lake") + "\"}\nsources:\n  - name: a\n"
+            "    connector: postgres\n    connection: {host: 127.0.0.1, port: 1, database: d, user: u}\n"
+            "    options: {retriable.restart.connector.wait.ms: 50}\n")
+    started = time.monotonic()
+    proc = run_cli("capture", "-c", write(tmp_path, text), "--until-idle", timeout=60)
+    assert proc.returncode == 1, proc.stderr
+    assert time.monotonic() - started < 50
+    assert "unlimited" not in proc.stderr
+    assert "gave up" in proc.stderr and "connecting to u@127.0.0.1:1/d" in proc.stderr
+
+
+@pytest.mark.integration
+def test_until_idle_gives_up_after_the_configured_retries(tmp_path):
+    text = ("pipeline: x\nlakehouse: {root: \"" + str(tmp_path / "lake") + "\"}\nsources:\n  - name: a\n"
+            "    connector: postgres\n    connection: {host: 127.0.0.1, port: 1, database: d, user: u}\n"
+            "    options: {retriable.restart.connector.wait.ms: 50, errors.max.retries: 2}\n")
+    proc = run_cli("capture", "-c", write(tmp_path, text), "--until-idle", timeout=60)
+    assert proc.returncode == 1, proc.stderr
+    assert "attempt 2 of 2" in proc.stderr and "attempt 3" not in proc.stderr
+    assert "gave up after 2 retries" in proc.stderr
+
+
+# --- capture --source nosuch --------------------------------------------------------------
+
+def test_unknown_source_name_is_an_error_listing_the_declared_ones(tmp_path, capsys):
+    text = "pipeline: x\nlakehouse: {root: ./lake}\nsources:\n" + SOURCE + SOURCE.replace("name: a", "name: b")
+    path = write(tmp_path, text)
+    assert main(["capture", "-c", path, "--source", "nosuch", "--until-idle"]) == 2
+    err = capsys.readouterr().err
+    assert "nosuch" in err and "declared: a, b" in err
