@@ -152,7 +152,7 @@ def read_document(text: str, *, file: str, env: Mapping[str, str]) -> tuple[dict
     if not isinstance(data, dict):
         raise ConfigError([ConfigProblem("", "the file must be a YAML mapping (pipeline:, sources:, ...)", 1)],
                           file=file)
-    problems: list[ConfigProblem] = []
+    problems: list[ConfigProblem] = duplicate_keys(node)
     data = _interpolate(data, "", env, problems, lines)
     _apply_env_overrides(data, env)
     if problems:
@@ -225,6 +225,26 @@ def nearest_line(path: str, lines: Mapping[str, int]) -> int | None:
             return None
         path = parent
     return None
+
+
+def duplicate_keys(node: yaml.Node | None, path: str = "") -> list[ConfigProblem]:
+    """A problem for every key given twice in one mapping (YAML loaders silently keep the last)."""
+    problems: list[ConfigProblem] = []
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[str, int] = {}
+        for key, child in node.value:
+            child_path = _join(path, str(key.value))
+            line = key.start_mark.line + 1
+            if str(key.value) in seen:
+                problems.append(ConfigProblem(child_path, f"given twice (also line {seen[str(key.value)]}); "
+                                                          "remove one", line))
+            else:
+                seen[str(key.value)] = line
+            problems.extend(duplicate_keys(child, child_path))
+    elif isinstance(node, yaml.SequenceNode):
+        for i, child in enumerate(node.value):
+            problems.extend(duplicate_keys(child, f"{path}[{i}]"))
+    return problems
 
 
 def _line_index(node: yaml.Node | None, path: str = "", out: dict[str, int] | None = None) -> dict[str, int]:

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from cdc_sources.spi import ConfigError, ConfigProblem, Connector
 from pipelines.config import PipelineConfig, SourceSpec, nearest_line, pydantic_problems, read_document
+from pipelines.cross_checks import cross_entry_problems
 from pipelines.registry import build_connector
 
 
@@ -43,6 +44,8 @@ def load_validated(path: str | Path, *, env: Mapping[str, str] | None = None) ->
         config = PipelineConfig.model_validate(data)
     except ValidationError as exc:
         problems.extend(pydantic_problems(exc, lines))
+    if config is not None:
+        problems.extend(cross_entry_problems(config, lines))
     specs = list(enumerate(config.sources)) if config else _valid_sources(data.get("sources"))
     connectors: dict[str, Connector] = {}
     for index, spec in specs:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.cli import main
+from pipelines.validation import load_validated
 
 SOURCE = """  - name: a
     connector: postgres
@@ -79,3 +80,53 @@ def test_unknown_source_name_is_an_error_listing_the_declared_ones(tmp_path, cap
     assert main(["capture", "-c", path, "--source", "nosuch", "--until-idle"]) == 2
     err = capsys.readouterr().err
     assert "nosuch" in err and "declared: a, b" in err
+
+
+# --- validate: checks across entries ----------------------------------------------------
+
+BASE = "pipeline: x\nlakehouse: {root: ./lake}\nsources:\n" + SOURCE
+
+
+def problems_of(tmp_path: Path, text: str, env: dict[str, str] | None = None) -> str:
+    from cdc_sources.spi import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        load_validated(write(tmp_path, text), env=env or {})
+    return str(info.value)
+
+
+def test_two_silver_tables_with_the_same_name(tmp_path):
+    text = BASE + "silver:\n  - table: t\n    source: a.public.t\n  - table: t\n    source: a.public.u\n"
+    err = problems_of(tmp_path, text)
+    assert "pipeline.yaml:10: silver[1].table: silver table 't' is declared twice (also silver[0], line 8)" in err
+
+
+def test_silver_source_of_an_undeclared_source(tmp_path):
+    text = BASE + "silver:\n  - table: t\n    source: nope.public.t\n"
+    err = problems_of(tmp_path, text)
+    assert "pipeline.yaml:9: silver[0].source: 'nope.public.t' is not a topic of a declared source" in err
+    assert "declared: a" in err
+
+
+def test_two_tables_with_the_same_location(tmp_path):
+    text = (BASE + "silver:\n  - table: t\n    source: a.public.t\n    location: /data/x\n"
+            "  - table: u\n    source: a.public.u\n    location: /data/x/\n")
+    err = problems_of(tmp_path, text)
+    assert "pipeline.yaml:13: silver[1].location: '/data/x/' is also the location of silver[0] (t)" in err
+
+
+def test_explicit_location_onto_another_tables_default_location(tmp_path):
+    text = (BASE + "silver:\n  - table: t\n    source: a.public.t\n"
+            "  - table: u\n    source: a.public.u\n    location: ./lake/silver/t\n")
+    err = problems_of(tmp_path, text)
+    assert "silver[1].location" in err and "silver[0] (t)" in err
+
+
+@pytest.mark.parametrize("text, line, path", [
+    ("pipeline: x\npipeline: y\nlakehouse: {root: ./lake}\nsources:\n" + SOURCE, 2, "pipeline"),
+    (BASE.replace("user: u}", "user: u, host: i}"), 6, "sources[0].connection.host"),
+    (BASE + "    options:\n      slot.name: s\n      slot.name: t\n", 9, "sources[0].options.slot.name"),
+])
+def test_a_key_given_twice_is_an_error(tmp_path, text, line, path):
+    err = problems_of(tmp_path, text)
+    assert f"pipeline.yaml:{line}: {path}: given twice" in err
