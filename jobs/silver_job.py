@@ -4,7 +4,9 @@
 
 Parses arguments, loads the pipeline file and calls `pipelines.silver_runner.run_silver`.
 Under ``spark-submit`` or on Databricks pass ``--engine spark`` so the job uses the session it
-was given (the file's ``engine:`` is used otherwise). Exit code 0 when every table applied.
+was given (the file's ``engine:`` is used otherwise). Exit code 0 when every table applied, 1
+when one failed, 2 (with the message, no traceback) when the pipeline file is invalid. Source
+passwords are not needed: the job never connects to a source.
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from pipelines.config import load_pipeline
 from pipelines.engine import EngineSpec
 from pipelines.silver_runner import run_silver
+from pipelines.validation import ConfigError, load_validated
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -30,9 +32,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the silver tables of a pipeline file; 0 if every table applied."""
+    """Run the silver tables of a pipeline file; 0 if every table applied, 2 if the file is invalid."""
     args = parse_args(argv)
-    cfg = load_pipeline(args.config).config
+    try:
+        cfg = load_validated(args.config, secrets=False).config
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     engine = cfg.engine
     if args.engine is not None:
         engine = EngineSpec(kind=args.engine, url=args.url, conf=dict(cfg.engine.conf))

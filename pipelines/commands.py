@@ -36,7 +36,7 @@ def _capture(args: argparse.Namespace, say: Say) -> int:
 
 
 def _silver(args: argparse.Namespace, say: Say) -> int:
-    loaded = load_validated(args.config)
+    loaded = load_validated(args.config, secrets=False)
     result = build_silver(loaded.config, once=args.once, progress=say)
     for line in silver_summary(result):
         say(line)
@@ -49,7 +49,7 @@ def _run(args: argparse.Namespace, say: Say) -> int:
 
 
 def _status(args: argparse.Namespace, say: Say) -> int:
-    loaded = load_validated(args.config)
+    loaded = load_validated(args.config, secrets=False)
     for spec in loaded.config.sources:
         writer = BronzeWriter(loaded.config.lakehouse.root, spec.name, loaded.config.lakehouse.storage_options or None)
         stored = writer.recover()

@@ -127,18 +127,54 @@ def load_pipeline(path: str | Path, *, env: Mapping[str, str] | None = None) -> 
 
 def parse_pipeline(text: str, *, file: str = "<string>", env: Mapping[str, str]) -> PipelineConfig:
     """Validate pipeline YAML text; see `load_pipeline`."""
-    data, lines = read_document(text, file=file, env=env)
+    doc = read_yaml(text, file=file, env=env)
     try:
-        return PipelineConfig.model_validate(data)
+        return PipelineConfig.model_validate(doc.data)
     except ValidationError as exc:
-        raise ConfigError(pydantic_problems(exc, lines), file=file) from None
+        raise ConfigError([redact(p, doc) for p in pydantic_problems(exc, doc.lines)], file=file) from None
 
 
 def read_document(text: str, *, file: str, env: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, int]]:
     """Parse YAML and interpolate ``${ENV}``; returns the data and a key-path -> line index.
 
     Raises:
-        ConfigError: malformed YAML, a non-mapping document, or unset variables.
+        ConfigError: malformed YAML, a non-mapping document, a key given twice, or unset variables.
+    """
+    doc = read_yaml(text, file=file, env=env)
+    return doc.data, doc.lines
+
+
+@dataclass(frozen=True)
+class YamlDocument:
+    """A parsed pipeline document before schema validation.
+
+    Attributes:
+        data: the mapping, with ``${VAR}`` references and ``CDC__...`` overrides applied.
+        lines: key path -> 1-based line.
+        origins: key path -> the environment variable(s) its value came from, so messages can
+            name the variable and never echo a value that may be a secret.
+        values: key path -> the text substituted from the environment (to keep out of messages).
+    """
+
+    data: dict[str, Any]
+    lines: dict[str, int]
+    origins: dict[str, str]
+    values: dict[str, str]
+
+
+def _is_secret(path: str) -> bool:
+    """A source's password: ``sources[i].connection.password`` or its Debezium spelling."""
+    return bool(re.fullmatch(r"sources\[\d+\]\.(connection\.password|options\.database\.password)", path))
+
+
+def read_yaml(text: str, *, file: str, env: Mapping[str, str], secrets: bool = True) -> YamlDocument:
+    """Parse YAML, apply ``CDC__SOURCES__<NAME>__<KEY>`` overrides, then interpolate ``${VAR}``.
+
+    ``secrets=False`` (commands that never connect to a source): a source password that refers
+    to a variable is left unresolved (``None``), so an unset variable is no error.
+
+    Raises:
+        ConfigError: malformed YAML, a non-mapping document, a key given twice, or unset variables.
     """
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -153,44 +189,95 @@ def read_document(text: str, *, file: str, env: Mapping[str, str]) -> tuple[dict
         raise ConfigError([ConfigProblem("", "the file must be a YAML mapping (pipeline:, sources:, ...)", 1)],
                           file=file)
     problems: list[ConfigProblem] = duplicate_keys(node)
-    data = _interpolate(data, "", env, problems, lines)
-    _apply_env_overrides(data, env)
+    origins: dict[str, str] = {}
+    values: dict[str, str] = {}
+    overridden = _apply_env_overrides(data, env, origins, values)
+    data = _interpolate(data, "", _Env(env, problems, lines, origins, values, overridden, secrets))
     if problems:
         raise ConfigError(problems, file=file)
-    return data, lines
+    return YamlDocument(data, lines, origins, values)
 
 
-def _interpolate(value: Any, path: str, env: Mapping[str, str], problems: list[ConfigProblem],
-                 lines: Mapping[str, int]) -> Any:
+@dataclass
+class _Env:
+    env: Mapping[str, str]
+    problems: list[ConfigProblem]
+    lines: Mapping[str, int]
+    origins: dict[str, str]
+    values: dict[str, str]
+    overridden: set[str]
+    secrets: bool
+
+
+def _interpolate(value: Any, path: str, ctx: _Env) -> Any:
     if isinstance(value, dict):
-        return {k: _interpolate(v, _join(path, str(k)), env, problems, lines) for k, v in value.items()}
+        return {k: _interpolate(v, _join(path, str(k)), ctx) for k, v in value.items()}
     if isinstance(value, list):
-        return [_interpolate(v, f"{path}[{i}]", env, problems, lines) for i, v in enumerate(value)]
-    if not isinstance(value, str) or "${" not in value:
+        return [_interpolate(v, f"{path}[{i}]", ctx) for i, v in enumerate(value)]
+    if not isinstance(value, str) or "${" not in value or path in ctx.overridden:
         return value
+    if not ctx.secrets and _is_secret(path):
+        return None  # resolved only by the commands that connect
+    used: list[str] = []
 
     def sub(match: re.Match[str]) -> str:
         name, default = match.group(1), match.group(2)
-        if name in env:
-            return env[name]
+        if name in ctx.env:
+            used.append(name)
+            return ctx.env[name]
         if default is not None:
             return default
-        problems.append(ConfigProblem(path, f"environment variable {name} is not set", lines.get(path)))
+        ctx.problems.append(ConfigProblem(path, f"environment variable {name} is not set", ctx.lines.get(path)))
         return ""
 
-    return _ENV_REF.sub(sub, value)
+    result = _ENV_REF.sub(sub, value)
+    if used:
+        ctx.origins[path] = ", ".join(used)
+        ctx.values[path] = result
+    return result
 
 
-def _apply_env_overrides(data: dict[str, Any], env: Mapping[str, str]) -> None:
-    """``CDC__SOURCES__<NAME>__PASSWORD`` (and ``__USER``, ``__HOST``) override the file."""
-    for source in data.get("sources") or []:
+_OVERRIDABLE = ("password", "user", "host", "port", "database")
+
+
+def _apply_env_overrides(data: dict[str, Any], env: Mapping[str, str], origins: dict[str, str],
+                         values: dict[str, str]) -> set[str]:
+    """``CDC__SOURCES__<NAME>__PASSWORD`` (and ``__USER``, ``__HOST``, ``__PORT``, ``__DATABASE``)
+    replace the file's value, also a ``${VAR}`` reference (which is then not resolved).
+    Returns the paths overridden."""
+    done: set[str] = set()
+    for index, source in enumerate(data.get("sources") or []):
         if not isinstance(source, dict) or "name" not in source:
             continue
         prefix = f"CDC__SOURCES__{str(source['name']).upper().replace('-', '_').replace('.', '_')}__"
-        for field_name in ("password", "user", "host", "port", "database"):
-            value = env.get(prefix + field_name.upper())
-            if value is not None:
-                source.setdefault("connection", {})[field_name] = value
+        for field_name in _OVERRIDABLE:
+            variable = prefix + field_name.upper()
+            value = env.get(variable)
+            if value is None:
+                continue
+            connection = source.get("connection")
+            if not isinstance(connection, dict):
+                connection = source["connection"] = {}
+            connection[field_name] = value
+            path = f"sources[{index}].connection.{field_name}"
+            done.add(path)
+            origins[path] = variable
+            values[path] = value
+    return done
+
+
+def redact(problem: ConfigProblem, doc: YamlDocument) -> ConfigProblem:
+    """``problem``, naming the environment variable its value came from and never echoing that
+    value (it may be a secret)."""
+    variable = doc.origins.get(problem.path)
+    if variable is None:
+        return problem
+    value, message = doc.values[problem.path], problem.message
+    if value:
+        message = message.replace(repr(value), "(value hidden)")
+        if len(value) >= 4:
+            message = message.replace(value, "(value hidden)")
+    return ConfigProblem(problem.path, f"{message} (from environment variable {variable})", problem.line)
 
 
 def pydantic_problems(exc: ValidationError, lines: Mapping[str, int]) -> list[ConfigProblem]:

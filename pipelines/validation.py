@@ -11,9 +11,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from cdc_sources.spi import ConfigError, ConfigProblem, Connector
-from pipelines.config import PipelineConfig, SourceSpec, nearest_line, pydantic_problems, read_document
+from pipelines.config import PipelineConfig, SourceSpec, nearest_line, pydantic_problems, read_yaml, redact
 from pipelines.cross_checks import cross_entry_problems
 from pipelines.registry import build_connector
+
+__all__ = ["ConfigError", "ValidatedPipeline", "load_validated"]
 
 
 @dataclass(frozen=True)
@@ -25,8 +27,12 @@ class ValidatedPipeline:
     connectors: dict[str, Connector]
 
 
-def load_validated(path: str | Path, *, env: Mapping[str, str] | None = None) -> ValidatedPipeline:
+def load_validated(path: str | Path, *, env: Mapping[str, str] | None = None,
+                   secrets: bool = True) -> ValidatedPipeline:
     """Read a pipeline file and validate everything that can be checked without connecting.
+
+    ``secrets=False``: for commands that never connect to a source (silver, status): source
+    passwords given as ``${VAR}`` are not resolved, so their variables need not be set.
 
     Raises:
         ConfigError: every problem found, each with file, line and key path.
@@ -37,7 +43,8 @@ def load_validated(path: str | Path, *, env: Mapping[str, str] | None = None) ->
         text = path.read_text()
     except OSError as exc:
         raise ConfigError([ConfigProblem("", f"cannot read the file: {exc.strerror}")], file=file) from None
-    data, lines = read_document(text, file=file, env=os.environ if env is None else env)
+    doc = read_yaml(text, file=file, env=os.environ if env is None else env, secrets=secrets)
+    data, lines = doc.data, doc.lines
     problems: list[ConfigProblem] = []
     config: PipelineConfig | None = None
     try:
@@ -54,7 +61,7 @@ def load_validated(path: str | Path, *, env: Mapping[str, str] | None = None) ->
         if connector is not None:
             connectors[spec.name] = connector
     if problems or config is None:
-        raise ConfigError(problems, file=file)
+        raise ConfigError([redact(p, doc) for p in problems], file=file)
     return ValidatedPipeline(config, path, connectors)
 
 

@@ -130,3 +130,57 @@ def test_explicit_location_onto_another_tables_default_location(tmp_path):
 def test_a_key_given_twice_is_an_error(tmp_path, text, line, path):
     err = problems_of(tmp_path, text)
     assert f"pipeline.yaml:{line}: {path}: given twice" in err
+# --- secrets only where a command connects ---------------------------------------------
+
+SECRET = ("pipeline: x\nlakehouse: {root: LAKE}\nsources:\n  - name: shop-pg\n    connector: postgres\n"
+          "    connection: {host: h, database: d, user: u, password: \"${PG_PASSWORD_ISSUE14}\"}\n")
+
+
+def test_status_and_silver_do_not_need_the_password(tmp_path):
+    path = write(tmp_path, SECRET.replace("LAKE", str(tmp_path / "lake")))
+    env = {k: v for k, v in os.environ.items() if k != "PG_PASSWORD_ISSUE14"}
+    proc = subprocess.run([sys.executable, "-m", "pipelines.cli", "status", "-c", path], capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "nothing committed" in proc.stdout
+
+
+def test_silver_config_loading_does_not_resolve_source_secrets(tmp_path):
+    from pipelines.validation import load_validated as load
+
+    loaded = load(write(tmp_path, SECRET), env={}, secrets=False)
+    assert loaded.config.sources[0].connection.password is None
+
+
+def test_capture_still_needs_the_password(tmp_path):
+    err = problems_of(tmp_path, SECRET)
+    assert "environment variable PG_PASSWORD_ISSUE14 is not set" in err
+
+
+def test_override_variable_replaces_a_file_reference(tmp_path):
+    loaded = load_validated(write(tmp_path, SECRET), env={"CDC__SOURCES__SHOP_PG__PASSWORD": "s3cret"})
+    password = loaded.config.sources[0].connection.password
+    assert password is not None and password.get_secret_value() == "s3cret"
+
+
+def test_override_with_a_bad_value_names_the_variable(tmp_path):
+    err = problems_of(tmp_path, SECRET, env={"PG_PASSWORD_ISSUE14": "x", "CDC__SOURCES__SHOP_PG__PORT": "abc"})
+    assert "sources[0].connection.port" in err and "CDC__SOURCES__SHOP_PG__PORT" in err
+
+
+def test_override_of_an_enum_like_field_does_not_echo_the_value(tmp_path):
+    text = SECRET.replace("connector: postgres", "connector: \"${CONNECTOR_ISSUE14}\"")
+    err = problems_of(tmp_path, text, env={"PG_PASSWORD_ISSUE14": "x", "CONNECTOR_ISSUE14": "hunter2-secret"})
+    assert "sources[0].connector" in err and "CONNECTOR_ISSUE14" in err
+    assert "hunter2-secret" not in err
+
+
+def test_silver_job_needs_no_password_and_exits_2_without_a_traceback(tmp_path):
+    text = SECRET.replace("LAKE", str(tmp_path / "lake")) + "silver:\n  - table: t\n    source: nope.public.t\n"
+    env = {k: v for k, v in os.environ.items() if k != "PG_PASSWORD_ISSUE14"}
+    proc = subprocess.run([sys.executable, "-m", "jobs.silver_job", "-c", write(tmp_path, text), "--once"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert "PG_PASSWORD_ISSUE14" not in proc.stderr
+    assert "pipeline.yaml:9: silver[0].source: 'nope.public.t' is not a topic of a declared source" in proc.stderr
+    assert "Traceback" not in proc.stderr
