@@ -32,9 +32,12 @@ class _Strict(BaseModel):
 
 
 class Connection(_Strict):
-    """How to reach a source database. ``password`` should be a ``${ENV}`` reference."""
+    """How to reach a source database. ``password`` should be a ``${ENV}`` reference.
 
-    host: str = "127.0.0.1"
+    A key left out may be given as its Debezium option instead (``database.hostname``...);
+    ``host`` defaults to 127.0.0.1 when neither is given."""
+
+    host: str | None = None
     port: int | None = None
     database: str | None = None
     user: str | None = None
@@ -58,14 +61,36 @@ class CaptureSettings(_Strict):
     commit_max_bytes: int = Field(8 * 1024 * 1024, ge=1024)
 
 
+CONNECTOR_ALIASES = {
+    "postgresql": "postgres",
+    "io.debezium.connector.postgresql.postgresconnector": "postgres",
+    "io.debezium.connector.mysql.mysqlconnector": "mysql",
+    "io.debezium.connector.mariadb.mariadbconnector": "mariadb",
+    "io.debezium.connector.sqlserver.sqlserverconnector": "sqlserver",
+    "io.debezium.connector.oracle.oracleconnector": "oracle",
+}
+"""Debezium's connector names and ``connector.class`` values -> ``connector:`` (lower-cased)."""
+
+
 class SourceSpec(_Strict):
-    """One source database: a connector, its connection and its Debezium options."""
+    """One source database: a connector, its connection and its Debezium options.
+
+    ``connector`` also accepts Debezium's names (``postgresql``) and connector class names
+    (``io.debezium.connector.postgresql.PostgresConnector``), see `CONNECTOR_ALIASES`.
+    """
 
     name: str = Field(pattern=_NAME)
     connector: Literal["postgres", "mysql", "mariadb", "sqlserver", "oracle"]
     connection: Connection = Field(default_factory=Connection)
     options: dict[str, Any] = {}
     capture: CaptureSettings = Field(default_factory=CaptureSettings)
+
+    @field_validator("connector", mode="before")
+    @classmethod
+    def _connector_alias(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return CONNECTOR_ALIASES.get(value.strip().lower(), value)
+        return value
 
 
 class Lakehouse(_Strict):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -10,12 +11,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from cdc_sources.common.options import kafka_connect_warnings
 from cdc_sources.spi import ConfigError, ConfigProblem, Connector
 from pipelines.config import PipelineConfig, SourceSpec, nearest_line, pydantic_problems, read_yaml, redact
 from pipelines.cross_checks import cross_entry_problems
 from pipelines.registry import build_connector
 
 __all__ = ["ConfigError", "ValidatedPipeline", "load_validated"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,9 @@ def load_validated(path: str | Path, *, env: Mapping[str, str] | None = None,
             connectors[spec.name] = connector
     if problems or config is None:
         raise ConfigError([redact(p, doc) for p in problems], file=file)
+    for spec in config.sources:
+        for warning in kafka_connect_warnings(spec.options, source=spec.name):
+            log.warning("%s", warning)
     return ValidatedPipeline(config, path, connectors)
 
 
