@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from pathlib import Path
 
 from bronze.writer import BronzeWriter
+from cdc_sources.spi import ConfigError, ConfigProblem
 from pipelines.capture import run_capture, summarize
 from pipelines.demo import run_demo
 from pipelines.silver_commands import build_silver, run_continuously, silver_summary
@@ -62,11 +64,28 @@ def _status(args: argparse.Namespace, say: Say) -> int:
     return 0
 
 
+def _import_debezium(args: argparse.Namespace, say: Say) -> int:
+    from pipelines.debezium_import import import_debezium
+
+    try:
+        text = Path(args.connector).read_text()
+    except OSError as exc:
+        raise ConfigError([ConfigProblem("", f"cannot read the file: {exc.strerror}")], file=args.connector) from None
+    imported = import_debezium(text, file=args.connector, root=args.root)
+    if args.output is None:
+        print(imported.text, end="", flush=True)
+        return 0
+    Path(args.output).write_text(imported.text)
+    say(f"wrote {args.output}: {len(imported.dropped)} key(s) dropped, {len(imported.notes)} to check "
+        "(listed at the top of the file)")
+    return 0
+
+
 def _demo(args: argparse.Namespace, say: Say) -> int:
     return run_demo(args.dir, keep=args.keep, say=say)
 
 
 _COMMANDS: dict[str, Callable[[argparse.Namespace, Say], int]] = {
     "validate": _validate, "capture": _capture, "silver": _silver, "run": _run, "status": _status,
-    "demo": _demo,
+    "demo": _demo, "import-debezium": _import_debezium,
 }
