@@ -313,13 +313,42 @@ def pydantic_problems(exc: ValidationError, lines: Mapping[str, int]) -> list[Co
         for part in err["loc"]:
             path = f"{path}[{part}]" if isinstance(part, int) else _join(path, str(part))
         msg = err["msg"]
+        if err["type"] == "value_error" and re.fullmatch(r"silver\[\d+\]", path):
+            problems.extend(_keyed_problems(path, str(err["ctx"]["error"]), lines))
+            continue
         if err["type"] == "extra_forbidden":
             msg = "unknown key"
         elif err["type"] == "missing":
             msg = "required key is missing"
+        elif err["type"] == "value_error":
+            msg = str(err["ctx"]["error"])
+        elif err["type"] == "list_type" and isinstance(err.get("input"), str | int | float):
+            msg = f"must be a list: write [{err['input']}]"
+        elif err["type"] == "string_pattern_mismatch":
+            allowed = _PATTERN_WORDS.get(str(err["ctx"]["pattern"]), "a different value")
+            msg = f"{err.get('input')!r} is not a valid name: use {allowed}"
         elif err["type"] == "literal_error":
             msg = f"invalid value {err.get('input')!r}; {msg.lower()}"
         problems.append(ConfigProblem(path, msg, nearest_line(path, lines)))
+    return problems
+
+
+_PATTERN_WORDS = {
+    _NAME: "letters, digits, _, . and -, not starting with . or -",
+    r"^[A-Za-z0-9_][A-Za-z0-9_\-]*$": "letters, digits, _ and -, not starting with -",
+}
+"""The name patterns of the schema, in words (a message never shows a regex)."""
+
+
+def _keyed_problems(path: str, text: str, lines: Mapping[str, int]) -> list[ConfigProblem]:
+    """A model's cross-field errors, one ``<key>: <message>`` per line, at their keys."""
+    problems = []
+    for line in text.splitlines():
+        key, sep, message = line.partition(": ")
+        if sep and re.fullmatch(r"[a-z_]+", key):
+            problems.append(ConfigProblem(_join(path, key), message, nearest_line(_join(path, key), lines)))
+        else:
+            problems.append(ConfigProblem(path, line, nearest_line(path, lines)))
     return problems
 
 

@@ -184,3 +184,40 @@ def test_silver_job_needs_no_password_and_exits_2_without_a_traceback(tmp_path):
     assert "PG_PASSWORD_ISSUE14" not in proc.stderr
     assert "pipeline.yaml:9: silver[0].source: 'nope.public.t' is not a topic of a declared source" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+# --- messages ---------------------------------------------------------------------------
+
+MESSAGES = BASE + """silver:
+  - table: "bad table!"
+    source: a.public.t
+    keys: id
+  - table: t2
+    source: a.public.t2
+    keys: [id]
+    exclude_columns: [id]
+    deletes: soft
+    history: scd2
+    partition_by: [c]
+    cluster_by: [c]
+"""
+
+
+def test_a_scalar_where_a_list_belongs_says_how_to_write_it(tmp_path):
+    err = problems_of(tmp_path, MESSAGES)
+    assert "pipeline.yaml:10: silver[0].keys: must be a list: write [id]" in err
+
+
+def test_a_bad_table_name_says_which_characters_are_allowed(tmp_path):
+    err = problems_of(tmp_path, MESSAGES)
+    assert ("pipeline.yaml:8: silver[0].table: 'bad table!' is not a valid name: use letters, digits, _ and -, "
+            "not starting with -") in err
+    assert "^[" not in err
+
+
+def test_every_silver_problem_names_its_key(tmp_path):
+    err = problems_of(tmp_path, MESSAGES)
+    assert "pipeline.yaml:14: silver[1].exclude_columns: key column 'id' cannot be in exclude_columns" in err
+    assert "pipeline.yaml:15: silver[1].deletes: soft does not apply to history: scd2" in err
+    assert "pipeline.yaml:18: silver[1].cluster_by: use either partition_by or cluster_by" in err
+    assert "Value error" not in err
