@@ -86,3 +86,27 @@ def _shared_locations(config: PipelineConfig, lines: Mapping[str, int]) -> list[
 def _at(path: str, lines: Mapping[str, int]) -> str:
     line = nearest_line(path, lines)
     return f", line {line}" if line else ""
+
+
+def truncate_warnings(config: PipelineConfig, lines: Mapping[str, int], *, file: str) -> list[str]:
+    """Silver tables over a source that drops truncates (``skipped.operations`` containing ``t``,
+    Debezium's default): their current rows keep everything a TRUNCATE removed from the source."""
+    warnings = []
+    for index, spec in enumerate(config.sources):
+        skipped = {p.strip().lower() for p in str(spec.options.get("skipped.operations", "t")).split(",")}
+        if "t" not in skipped:
+            continue
+        prefixes = {spec.name, str(spec.options.get("topic.prefix") or spec.name)}
+        tables = [d.table for d in config.silver if any(d.source.startswith(p + ".") for p in prefixes)]
+        if not tables:
+            continue
+        path = f"sources[{index}].options.skipped.operations"
+        line = nearest_line(path, lines)
+        where = f"{file}:{line}" if line else file
+        given = "given" if "skipped.operations" in spec.options else "Debezium's default"
+        warnings.append(
+            f"{where}: {path}: source {spec.name} skips truncates (skipped.operations: "
+            f"{spec.options.get('skipped.operations', 't')}, {given}), so silver table{'s' if len(tables) > 1 else ''} "
+            f"{', '.join(tables)} keep{'' if len(tables) > 1 else 's'} every row a TRUNCATE removes from the source; "
+            "set skipped.operations: none in the source's options to apply truncates")
+    return warnings

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from cdc_sources.common.options import kafka_connect_warnings
 from cdc_sources.spi import ConfigError, ConfigProblem, Connector
 from pipelines.config import PipelineConfig, SourceSpec, nearest_line, pydantic_problems, read_yaml, redact
-from pipelines.cross_checks import cross_entry_problems
+from pipelines.cross_checks import cross_entry_problems, truncate_warnings
 from pipelines.registry import build_connector
 
 __all__ = ["ConfigError", "ValidatedPipeline", "load_validated"]
@@ -69,6 +69,8 @@ def load_validated(path: str | Path, *, env: Mapping[str, str] | None = None,
     for spec in config.sources:
         for warning in kafka_connect_warnings(spec.options, source=spec.name):
             log.warning("%s", warning)
+    for warning in truncate_warnings(config, lines, file=file):
+        log.warning("%s", warning)
     return ValidatedPipeline(config, path, connectors)
 
 

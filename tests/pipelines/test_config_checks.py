@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -221,3 +222,30 @@ def test_every_silver_problem_names_its_key(tmp_path):
     assert "pipeline.yaml:15: silver[1].deletes: soft does not apply to history: scd2" in err
     assert "pipeline.yaml:18: silver[1].cluster_by: use either partition_by or cluster_by" in err
     assert "Value error" not in err
+
+
+# --- truncates skipped under a silver table ----------------------------------------------
+
+def test_silver_over_a_source_that_skips_truncates_is_warned_about(tmp_path, caplog):
+    text = BASE + "silver:\n  - table: t\n    source: a.public.t\n"
+    with caplog.at_level(logging.WARNING):
+        load_validated(write(tmp_path, text), env={})
+    warnings = [r.getMessage() for r in caplog.records if "TRUNCATE" in r.getMessage()]
+    assert len(warnings) == 1, caplog.text
+    assert "silver table t" in warnings[0] and "skipped.operations: none" in warnings[0]
+    assert "pipeline.yaml" in warnings[0] and "sources[0].options.skipped.operations" in warnings[0]
+
+
+@pytest.mark.parametrize("options", ["    options: {skipped.operations: none}\n",
+                                     "    options: {skipped.operations: c}\n"])
+def test_no_truncate_warning_when_truncates_reach_bronze(tmp_path, caplog, options):
+    text = BASE + options + "silver:\n  - table: t\n    source: a.public.t\n"
+    with caplog.at_level(logging.WARNING):
+        load_validated(write(tmp_path, text), env={})
+    assert "TRUNCATE" not in caplog.text
+
+
+def test_no_truncate_warning_without_silver_tables(tmp_path, caplog):
+    with caplog.at_level(logging.WARNING):
+        load_validated(write(tmp_path, BASE), env={})
+    assert "TRUNCATE" not in caplog.text
