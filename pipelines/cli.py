@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -55,6 +56,12 @@ def _parser() -> argparse.ArgumentParser:
 def _setup_logging(verbose: int, quiet: bool) -> None:
     level = logging.ERROR if quiet else (logging.DEBUG if verbose > 1 else logging.INFO if verbose else logging.WARNING)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # the embedded Sail server logs through Rust's env_logger (RUST_LOG), read when it starts:
+    # -q means errors only, its INFO/WARN lines included; its INFO lines only with -v
+    if quiet:
+        os.environ["RUST_LOG"] = "error"
+    else:
+        os.environ.setdefault("RUST_LOG", "debug" if verbose > 1 else "info" if verbose else "warn")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -39,9 +40,17 @@ def _capture(args: argparse.Namespace, say: Say) -> int:
 
 def _silver(args: argparse.Namespace, say: Say) -> int:
     loaded = load_validated(args.config, secrets=False)
-    result = build_silver(loaded.config, once=args.once, progress=say)
-    for line in silver_summary(result):
-        say(line)
+    # --once: one summary line per table; looping: one line per table and pass as it goes
+    result = build_silver(loaded.config, once=args.once, progress=None if args.once else say)
+    if args.once:
+        for line in silver_summary(result):
+            if " FAILED: " in line:
+                print(line, file=sys.stderr, flush=True)  # an error: shown under -q too
+            else:
+                say(line)
+    else:
+        for failed in result.errors:
+            print(f"silver {failed.table} FAILED: {failed.error}", file=sys.stderr, flush=True)
     return 0 if result.ok else 1
 
 

@@ -23,12 +23,11 @@ def build_silver(config: PipelineConfig, *, once: bool, progress: Progress | Non
 
 
 def silver_summary(result: SilverRunResult) -> list[str]:
-    """One line per table of the last pass, plus the errors."""
+    """One line per table, of its last pass; a failed table's line is its error."""
     last = {t.table: t for t in result.tables}
-    lines = [f"silver {t.table}: {t.status}, {t.events} events read, {t.upserts} upserts, {t.deletes} deletes"
-             + (f", {t.quarantined} quarantined" if t.quarantined else "") for t in last.values()]
-    lines.extend(f"silver {t.table} FAILED: {t.error}" for t in result.errors)
-    return lines
+    return [f"silver {t.table} FAILED: {t.error}" if t.status == "failed" else
+            f"silver {t.table}: {t.status}, {t.events} events read, {t.upserts} upserts, {t.deletes} deletes"
+            + (f", {t.quarantined} quarantined" if t.quarantined else "") for t in last.values()]
 
 
 def run_continuously(config: PipelineConfig, *, progress: Progress | None = None) -> int:

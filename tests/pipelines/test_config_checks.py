@@ -249,3 +249,26 @@ def test_no_truncate_warning_without_silver_tables(tmp_path, caplog):
     with caplog.at_level(logging.WARNING):
         load_validated(write(tmp_path, BASE), env={})
     assert "TRUNCATE" not in caplog.text
+
+
+# --- quiet means quiet ------------------------------------------------------------------
+
+QUIET = ("pipeline: x\nlakehouse: {root: LAKE}\nsources:\n  - name: a\n    connector: postgres\n"
+         "    connection: {database: d, user: u}\n    options: {skipped.operations: none}\n"
+         "silver:\n  - {table: t, source: a.public.t}\n  - {table: u, source: a.public.u}\n")
+
+
+def test_quiet_silver_prints_nothing_not_even_sail_logs(tmp_path):
+    path = write(tmp_path, QUIET.replace("LAKE", str(tmp_path / "lake")))
+    proc = run_cli("-q", "silver", "-c", path, "--once", timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    assert (proc.stdout, proc.stderr) == ("", "")
+
+
+def test_silver_reports_each_table_once(tmp_path):
+    path = write(tmp_path, QUIET.replace("LAKE", str(tmp_path / "lake")))
+    proc = run_cli("silver", "-c", path, "--once", timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["silver t", "silver u"], proc.stdout
+    assert " INFO " not in proc.stderr
