@@ -43,7 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.engine is not None:
         engine = EngineSpec(kind=args.engine, url=args.url, conf=dict(cfg.engine.conf))
     result = run_silver(root=cfg.lakehouse.root, engine=engine, tables=cfg.silver, options=cfg.silver_options,
-                        sources={s.name: s.name for s in cfg.sources}, once=args.once, progress=print,
+                        sources=cfg.topic_prefixes(), once=args.once, progress=print,
                         storage_options=cfg.lakehouse.storage_options or None)
     return 0 if result.ok else 1
 

@@ -120,6 +120,10 @@ class PipelineConfig(_Strict):
             raise ValueError(f"source names must be unique; repeated: {', '.join(dupes)}")
         return sources
 
+    def topic_prefixes(self) -> dict[str, str]:
+        """Source name -> the prefix of its bronze topics (``topic.prefix``, default the name)."""
+        return {s.name: str(s.options.get("topic.prefix") or s.name) for s in self.sources}
+
     def source(self, name: str) -> SourceSpec:
         for s in self.sources:
             if s.name == name:

@@ -35,14 +35,9 @@ def _duplicate_tables(config: PipelineConfig, lines: Mapping[str, int]) -> list[
     return problems
 
 
-def topic_prefixes(config: PipelineConfig) -> dict[str, str]:
-    """Source name -> the prefix of its topics (``topic.prefix``, default the name)."""
-    return {s.name: str(s.options.get("topic.prefix") or s.name) for s in config.sources}
-
-
 def _undeclared_topics(config: PipelineConfig, lines: Mapping[str, int]) -> list[ConfigProblem]:
-    prefixes = topic_prefixes(config)
-    accepted = set(prefixes) | set(prefixes.values())
+    prefixes = config.topic_prefixes()
+    accepted = set(prefixes.values())
     declared = ", ".join(f"{n} (topics {p}.<schema>.<table>)" for n, p in prefixes.items())
     problems = []
     for i, decl in enumerate(config.silver):
@@ -96,8 +91,8 @@ def truncate_warnings(config: PipelineConfig, lines: Mapping[str, int], *, file:
         skipped = {p.strip().lower() for p in str(spec.options.get("skipped.operations", "t")).split(",")}
         if "t" not in skipped:
             continue
-        prefixes = {spec.name, str(spec.options.get("topic.prefix") or spec.name)}
-        tables = [d.table for d in config.silver if any(d.source.startswith(p + ".") for p in prefixes)]
+        prefix = config.topic_prefixes()[spec.name]
+        tables = [d.table for d in config.silver if d.source.startswith(prefix + ".")]
         if not tables:
             continue
         path = f"sources[{index}].options.skipped.operations"

@@ -17,7 +17,7 @@ def build_silver(config: PipelineConfig, *, once: bool, progress: Progress | Non
     """Run the pipeline's silver tables (``once``: everything new, then return)."""
     return run_silver(
         root=config.lakehouse.root, engine=config.engine, tables=config.silver, options=config.silver_options,
-        sources={s.name: s.name for s in config.sources}, once=once, progress=progress,
+        sources=config.topic_prefixes(), once=once, progress=progress,
         storage_options=config.lakehouse.storage_options or None, stop=stop,
     )
 

@@ -272,3 +272,33 @@ def test_silver_reports_each_table_once(tmp_path):
     lines = proc.stdout.splitlines()
     assert [line.split(":")[0] for line in lines] == ["silver t", "silver u"], proc.stdout
     assert " INFO " not in proc.stderr
+
+
+def test_an_option_from_a_variable_is_not_echoed(tmp_path):
+    text = BASE + "    options: {snapshot.mode: \"${MODE_ISSUE14}\"}\n"
+    err = problems_of(tmp_path, text, env={"MODE_ISSUE14": "hunter2-secret"})
+    assert "sources[0].options.snapshot.mode" in err and "MODE_ISSUE14" in err
+    assert "hunter2-secret" not in err
+
+
+# --- topic.prefix: validate and silver agree ----------------------------------------------
+
+def test_silver_finds_the_source_of_a_topic_by_its_topic_prefix(tmp_path, monkeypatch):
+    import jobs.silver_job
+    import pipelines.silver_commands
+    from pipelines.silver_runner import SilverRunResult
+
+    seen: list[dict[str, str]] = []
+
+    def fake_run_silver(**kwargs):
+        seen.append(dict(kwargs["sources"]))
+        return SilverRunResult()
+
+    monkeypatch.setattr(pipelines.silver_commands, "run_silver", fake_run_silver)
+    monkeypatch.setattr(jobs.silver_job, "run_silver", fake_run_silver)
+    text = (BASE + "    options: {topic.prefix: shop, skipped.operations: none}\n"
+            "silver:\n  - {table: t, source: shop.public.t}\n")
+    path = write(tmp_path, text)
+    assert main(["silver", "-c", path, "--once"]) == 0
+    assert jobs.silver_job.main(["-c", path, "--once"]) == 0
+    assert seen == [{"a": "shop"}, {"a": "shop"}]
