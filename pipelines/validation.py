@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +37,8 @@ def load_validated(path: str | Path, *, env: Mapping[str, str] | None = None,
     """Read a pipeline file and validate everything that can be checked without connecting.
 
     ``secrets=False``: for commands that never connect to a source (silver, status): source
-    passwords given as ``${VAR}`` are not resolved, so their variables need not be set.
+    passwords given as ``${VAR}`` are not resolved, so their variables need not be set, and a
+    missing connection key (``user``...) is no error.
 
     Raises:
         ConfigError: every problem found, each with file, line and key path.
@@ -61,7 +63,8 @@ def load_validated(path: str | Path, *, env: Mapping[str, str] | None = None,
     connectors: dict[str, Connector] = {}
     for index, spec in specs:
         connector, found = build_connector(spec, f"sources[{index}]")
-        problems.extend(ConfigProblem(p.path, p.message, p.line or nearest_line(p.path, lines)) for p in found)
+        problems.extend(ConfigProblem(p.path, p.message, p.line or nearest_line(p.path, lines)) for p in found
+                        if secrets or not _missing_connection_key(p))
         if connector is not None:
             connectors[spec.name] = connector
     if problems or config is None:
@@ -72,6 +75,11 @@ def load_validated(path: str | Path, *, env: Mapping[str, str] | None = None,
     for warning in truncate_warnings(config, lines, file=file):
         log.warning("%s", warning)
     return ValidatedPipeline(config, path, connectors)
+
+
+def _missing_connection_key(problem: ConfigProblem) -> bool:
+    return (bool(re.fullmatch(r"sources\[\d+\]\.connection\.\w+", problem.path))
+            and problem.message.startswith("is required"))
 
 
 def _valid_sources(raw: Any) -> list[tuple[int, SourceSpec]]:

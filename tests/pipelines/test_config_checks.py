@@ -302,3 +302,14 @@ def test_silver_finds_the_source_of_a_topic_by_its_topic_prefix(tmp_path, monkey
     assert main(["silver", "-c", path, "--once"]) == 0
     assert jobs.silver_job.main(["-c", path, "--once"]) == 0
     assert seen == [{"a": "shop"}, {"a": "shop"}]
+
+
+@pytest.mark.parametrize("connector", ["postgres", "mysql"])
+def test_commands_that_never_connect_do_not_need_connection_keys(tmp_path, connector):
+    text = (f"pipeline: x\nlakehouse: {{root: ./lake}}\nsources:\n  - name: a\n    connector: {connector}\n"
+            "    connection: {host: h, database: d}\n    options: {database.server.id: 5501}\n")
+    if connector == "postgres":
+        text = text.replace("    options: {database.server.id: 5501}\n", "")
+    path = write(tmp_path, text)
+    load_validated(path, env={}, secrets=False)
+    assert "connection.user: is required" in problems_of(tmp_path, text)
