@@ -8,13 +8,17 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from bronze.writer import BronzeWriter
-from cdc_sources.spi import CdcError, ConfigError, ConfigProblem, Connector, Retriable
+from cdc_sources.spi import CdcError, ConfigError, ConfigProblem, Connector, Retriable, SourceError
 from pipelines.config import PipelineConfig, SourceSpec
 from pipelines.coordinator import CaptureResult, Coordinator, ProgressFn
 from pipelines.memory_pool import use_capture_memory_pool
 from pipelines.registry import build_connector
 
 log = logging.getLogger(__name__)
+
+UNTIL_IDLE_RETRIES = 3
+"""Retries of ``capture --until-idle`` when ``errors.max.retries`` is unlimited (-1, Debezium's
+default): a run that must end gives up on a source it cannot reach instead of waiting forever."""
 
 
 def validate_sources(config: PipelineConfig, *, file: str | None = None) -> dict[str, Connector]:
@@ -35,7 +39,12 @@ def run_capture(config: PipelineConfig, *, until_idle: bool, sources: Sequence[s
                 progress: ProgressFn | None = None, file: str | None = None) -> dict[str, CaptureResult]:
     """Capture every (or the named) source into bronze; returns one result per source.
 
-    Sets the process's default Arrow memory pool (`use_capture_memory_pool`)."""
+    Sets the process's default Arrow memory pool (`use_capture_memory_pool`).
+
+    Raises:
+        ConfigError: a name in ``sources`` is not declared, or a source's options are invalid.
+    """
+    _check_source_names(config, sources, file)
     connectors = validate_sources(config, file=file)
     use_capture_memory_pool()
     specs = [s for s in config.sources if sources is None or s.name in sources]
@@ -48,9 +57,20 @@ def run_capture(config: PipelineConfig, *, until_idle: bool, sources: Sequence[s
         return {name: f.result() for name, f in futures.items()}
 
 
+def _check_source_names(config: PipelineConfig, sources: Sequence[str] | None, file: str | None) -> None:
+    declared = [s.name for s in config.sources]
+    unknown = [n for n in sources or () if n not in declared]
+    if unknown:
+        listed = ", ".join(repr(n) for n in unknown)
+        raise ConfigError([ConfigProblem("sources", f"no source named {listed} (--source); declared: "
+                                                    f"{', '.join(declared)}")], file=file)
+
+
 def _run_source(config: PipelineConfig, spec: SourceSpec, connector: Connector, until_idle: bool,
                 progress: ProgressFn | None) -> CaptureResult:
     max_retries = int(spec.options.get("errors.max.retries", -1))
+    if until_idle and max_retries < 0:
+        max_retries = UNTIL_IDLE_RETRIES
     wait_s = int(spec.options.get("retriable.restart.connector.wait.ms", 10_000)) / 1000
     attempt = 0
     committed = _committed_batch(config, spec)
@@ -62,8 +82,12 @@ def _run_source(config: PipelineConfig, spec: SourceSpec, connector: Connector, 
             now = _committed_batch(config, spec) if isinstance(exc, Retriable) else committed
             if now > committed:  # the failed run made progress: count retries afresh, as Debezium does
                 attempt, committed = 1, now
-            if not isinstance(exc, Retriable) or (0 <= max_retries < attempt):
+            if not isinstance(exc, Retriable):
                 raise
+            if 0 <= max_retries < attempt:
+                if max_retries == 0:
+                    raise
+                raise SourceError(f"source {spec.name}: gave up after {max_retries} retries: {exc}") from exc
             limit = "unlimited" if max_retries < 0 else str(max_retries)
             log.warning("source %s: %s; retrying in %.1fs (attempt %d of %s)", spec.name, exc, wait_s,
                         attempt, limit)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -38,6 +39,13 @@ def _parser() -> argparse.ArgumentParser:
     sil.add_argument("--once", action="store_true", help="process everything new, then return")
     with_config("run", "capture and build silver continuously")
     with_config("status", "show committed offsets and bronze table sizes")
+    imp = sub.add_parser("import-debezium", parents=[common],
+                         help="turn a Kafka Connect connector config (JSON) into a pipeline YAML file",
+                         description="Turn a Debezium connector config, as posted to the Kafka Connect REST API, "
+                                     "into a pipeline YAML file; every key not carried over is listed at its top.")
+    imp.add_argument("connector", help="the connector JSON file ({\"name\": ..., \"config\": {...}} or the config)")
+    imp.add_argument("-o", "--output", help="write the YAML here (default: standard output)")
+    imp.add_argument("--root", default="./lakehouse", help="lakehouse root written to the file")
     demo = sub.add_parser("demo", parents=[common], help="capture a throwaway local PostgreSQL into a local lakehouse",
                           description="Start a private PostgreSQL with sample data, capture it into bronze "
                                       "and build silver, printing what happens.")
@@ -49,6 +57,12 @@ def _parser() -> argparse.ArgumentParser:
 def _setup_logging(verbose: int, quiet: bool) -> None:
     level = logging.ERROR if quiet else (logging.DEBUG if verbose > 1 else logging.INFO if verbose else logging.WARNING)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # the embedded Sail server logs through Rust's env_logger (RUST_LOG), read when it starts:
+    # -q means errors only, its INFO/WARN lines included; its INFO lines only with -v
+    if quiet:
+        os.environ["RUST_LOG"] = "error"
+    else:
+        os.environ.setdefault("RUST_LOG", "debug" if verbose > 1 else "info" if verbose else "warn")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -10,9 +10,11 @@ reported as `MissingDependencyError` (exit 2), naming the extra.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
-from pipelines.config import load_pipeline
+from cdc_sources.spi import ConfigError, ConfigProblem
 from pipelines.extras import require, require_engine
 from pipelines.validation import load_validated
 
@@ -43,13 +45,22 @@ def _capture(args: argparse.Namespace, say: Say) -> int:
 
 
 def _silver(args: argparse.Namespace, say: Say) -> int:
-    loaded = load_pipeline(args.config)  # silver reads bronze: no connector (nor its driver) is needed
+    # silver reads bronze: no connector (nor its driver, nor its secrets) is needed
+    loaded = load_validated(args.config, secrets=False, connectors=False)
     require_engine(loaded.config.engine)
     from pipelines.silver_commands import build_silver, silver_summary
 
-    result = build_silver(loaded.config, once=args.once, progress=say)
-    for line in silver_summary(result):
-        say(line)
+    # --once: one summary line per table; looping: one line per table and pass as it goes
+    result = build_silver(loaded.config, once=args.once, progress=None if args.once else say)
+    if args.once:
+        for line in silver_summary(result):
+            if " FAILED: " in line:
+                print(line, file=sys.stderr, flush=True)  # an error: shown under -q too
+            else:
+                say(line)
+    else:
+        for failed in result.errors:
+            print(f"silver {failed.table} FAILED: {failed.error}", file=sys.stderr, flush=True)
     return 0 if result.ok else 1
 
 
@@ -64,7 +75,7 @@ def _run(args: argparse.Namespace, say: Say) -> int:
 def _status(args: argparse.Namespace, say: Say) -> int:
     from bronze.writer import BronzeWriter
 
-    loaded = load_pipeline(args.config)  # reads bronze only: needs no connector's driver
+    loaded = load_validated(args.config, secrets=False, connectors=False)  # reads bronze only
     for spec in loaded.config.sources:
         writer = BronzeWriter(loaded.config.lakehouse.root, spec.name, loaded.config.lakehouse.storage_options or None)
         stored = writer.recover()
@@ -77,6 +88,23 @@ def _status(args: argparse.Namespace, say: Say) -> int:
     return 0
 
 
+def _import_debezium(args: argparse.Namespace, say: Say) -> int:
+    from pipelines.debezium_import import import_debezium
+
+    try:
+        text = Path(args.connector).read_text()
+    except OSError as exc:
+        raise ConfigError([ConfigProblem("", f"cannot read the file: {exc.strerror}")], file=args.connector) from None
+    imported = import_debezium(text, file=args.connector, root=args.root)
+    if args.output is None:
+        print(imported.text, end="", flush=True)
+        return 0
+    Path(args.output).write_text(imported.text)
+    say(f"wrote {args.output}: {len(imported.dropped)} key(s) dropped, {len(imported.notes)} to check "
+        "(listed at the top of the file)")
+    return 0
+
+
 def _demo(args: argparse.Namespace, say: Say) -> int:
     require(("psycopg", "psycopg2", "pyspark", "pysail"), "demo")  # PostgreSQL into bronze, silver on Sail
     from pipelines.demo import run_demo
@@ -86,5 +114,5 @@ def _demo(args: argparse.Namespace, say: Say) -> int:
 
 _COMMANDS: dict[str, Callable[[argparse.Namespace, Say], int]] = {
     "validate": _validate, "capture": _capture, "silver": _silver, "run": _run, "status": _status,
-    "demo": _demo,
+    "demo": _demo, "import-debezium": _import_debezium,
 }

@@ -32,9 +32,12 @@ class _Strict(BaseModel):
 
 
 class Connection(_Strict):
-    """How to reach a source database. ``password`` should be a ``${ENV}`` reference."""
+    """How to reach a source database. ``password`` should be a ``${ENV}`` reference.
 
-    host: str = "127.0.0.1"
+    A key left out may be given as its Debezium option instead (``database.hostname``...);
+    ``host`` defaults to 127.0.0.1 when neither is given."""
+
+    host: str | None = None
     port: int | None = None
     database: str | None = None
     user: str | None = None
@@ -58,14 +61,36 @@ class CaptureSettings(_Strict):
     commit_max_bytes: int = Field(8 * 1024 * 1024, ge=1024)
 
 
+CONNECTOR_ALIASES = {
+    "postgresql": "postgres",
+    "io.debezium.connector.postgresql.postgresconnector": "postgres",
+    "io.debezium.connector.mysql.mysqlconnector": "mysql",
+    "io.debezium.connector.mariadb.mariadbconnector": "mariadb",
+    "io.debezium.connector.sqlserver.sqlserverconnector": "sqlserver",
+    "io.debezium.connector.oracle.oracleconnector": "oracle",
+}
+"""Debezium's connector names and ``connector.class`` values -> ``connector:`` (lower-cased)."""
+
+
 class SourceSpec(_Strict):
-    """One source database: a connector, its connection and its Debezium options."""
+    """One source database: a connector, its connection and its Debezium options.
+
+    ``connector`` also accepts Debezium's names (``postgresql``) and connector class names
+    (``io.debezium.connector.postgresql.PostgresConnector``), see `CONNECTOR_ALIASES`.
+    """
 
     name: str = Field(pattern=_NAME)
     connector: Literal["postgres", "mysql", "mariadb", "sqlserver", "oracle"]
     connection: Connection = Field(default_factory=Connection)
     options: dict[str, Any] = {}
     capture: CaptureSettings = Field(default_factory=CaptureSettings)
+
+    @field_validator("connector", mode="before")
+    @classmethod
+    def _connector_alias(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return CONNECTOR_ALIASES.get(value.strip().lower(), value)
+        return value
 
 
 class Lakehouse(_Strict):
@@ -94,6 +119,10 @@ class PipelineConfig(_Strict):
         if dupes:
             raise ValueError(f"source names must be unique; repeated: {', '.join(dupes)}")
         return sources
+
+    def topic_prefixes(self) -> dict[str, str]:
+        """Source name -> the prefix of its bronze topics (``topic.prefix``, default the name)."""
+        return {s.name: str(s.options.get("topic.prefix") or s.name) for s in self.sources}
 
     def source(self, name: str) -> SourceSpec:
         for s in self.sources:
@@ -127,18 +156,54 @@ def load_pipeline(path: str | Path, *, env: Mapping[str, str] | None = None) -> 
 
 def parse_pipeline(text: str, *, file: str = "<string>", env: Mapping[str, str]) -> PipelineConfig:
     """Validate pipeline YAML text; see `load_pipeline`."""
-    data, lines = read_document(text, file=file, env=env)
+    doc = read_yaml(text, file=file, env=env)
     try:
-        return PipelineConfig.model_validate(data)
+        return PipelineConfig.model_validate(doc.data)
     except ValidationError as exc:
-        raise ConfigError(pydantic_problems(exc, lines), file=file) from None
+        raise ConfigError([redact(p, doc) for p in pydantic_problems(exc, doc.lines)], file=file) from None
 
 
 def read_document(text: str, *, file: str, env: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, int]]:
     """Parse YAML and interpolate ``${ENV}``; returns the data and a key-path -> line index.
 
     Raises:
-        ConfigError: malformed YAML, a non-mapping document, or unset variables.
+        ConfigError: malformed YAML, a non-mapping document, a key given twice, or unset variables.
+    """
+    doc = read_yaml(text, file=file, env=env)
+    return doc.data, doc.lines
+
+
+@dataclass(frozen=True)
+class YamlDocument:
+    """A parsed pipeline document before schema validation.
+
+    Attributes:
+        data: the mapping, with ``${VAR}`` references and ``CDC__...`` overrides applied.
+        lines: key path -> 1-based line.
+        origins: key path -> the environment variable(s) its value came from, so messages can
+            name the variable and never echo a value that may be a secret.
+        values: key path -> the text substituted from the environment (to keep out of messages).
+    """
+
+    data: dict[str, Any]
+    lines: dict[str, int]
+    origins: dict[str, str]
+    values: dict[str, str]
+
+
+def _is_secret(path: str) -> bool:
+    """A source's password: ``sources[i].connection.password`` or its Debezium spelling."""
+    return bool(re.fullmatch(r"sources\[\d+\]\.(connection\.password|options\.database\.password)", path))
+
+
+def read_yaml(text: str, *, file: str, env: Mapping[str, str], secrets: bool = True) -> YamlDocument:
+    """Parse YAML, apply ``CDC__SOURCES__<NAME>__<KEY>`` overrides, then interpolate ``${VAR}``.
+
+    ``secrets=False`` (commands that never connect to a source): a source password that refers
+    to a variable is left unresolved (``None``), so an unset variable is no error.
+
+    Raises:
+        ConfigError: malformed YAML, a non-mapping document, a key given twice, or unset variables.
     """
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -152,45 +217,96 @@ def read_document(text: str, *, file: str, env: Mapping[str, str]) -> tuple[dict
     if not isinstance(data, dict):
         raise ConfigError([ConfigProblem("", "the file must be a YAML mapping (pipeline:, sources:, ...)", 1)],
                           file=file)
-    problems: list[ConfigProblem] = []
-    data = _interpolate(data, "", env, problems, lines)
-    _apply_env_overrides(data, env)
+    problems: list[ConfigProblem] = duplicate_keys(node)
+    origins: dict[str, str] = {}
+    values: dict[str, str] = {}
+    overridden = _apply_env_overrides(data, env, origins, values)
+    data = _interpolate(data, "", _Env(env, problems, lines, origins, values, overridden, secrets))
     if problems:
         raise ConfigError(problems, file=file)
-    return data, lines
+    return YamlDocument(data, lines, origins, values)
 
 
-def _interpolate(value: Any, path: str, env: Mapping[str, str], problems: list[ConfigProblem],
-                 lines: Mapping[str, int]) -> Any:
+@dataclass
+class _Env:
+    env: Mapping[str, str]
+    problems: list[ConfigProblem]
+    lines: Mapping[str, int]
+    origins: dict[str, str]
+    values: dict[str, str]
+    overridden: set[str]
+    secrets: bool
+
+
+def _interpolate(value: Any, path: str, ctx: _Env) -> Any:
     if isinstance(value, dict):
-        return {k: _interpolate(v, _join(path, str(k)), env, problems, lines) for k, v in value.items()}
+        return {k: _interpolate(v, _join(path, str(k)), ctx) for k, v in value.items()}
     if isinstance(value, list):
-        return [_interpolate(v, f"{path}[{i}]", env, problems, lines) for i, v in enumerate(value)]
-    if not isinstance(value, str) or "${" not in value:
+        return [_interpolate(v, f"{path}[{i}]", ctx) for i, v in enumerate(value)]
+    if not isinstance(value, str) or "${" not in value or path in ctx.overridden:
         return value
+    if not ctx.secrets and _is_secret(path):
+        return None  # resolved only by the commands that connect
+    used: list[str] = []
 
     def sub(match: re.Match[str]) -> str:
         name, default = match.group(1), match.group(2)
-        if name in env:
-            return env[name]
+        if name in ctx.env:
+            used.append(name)
+            return ctx.env[name]
         if default is not None:
             return default
-        problems.append(ConfigProblem(path, f"environment variable {name} is not set", lines.get(path)))
+        ctx.problems.append(ConfigProblem(path, f"environment variable {name} is not set", ctx.lines.get(path)))
         return ""
 
-    return _ENV_REF.sub(sub, value)
+    result = _ENV_REF.sub(sub, value)
+    if used:
+        ctx.origins[path] = ", ".join(used)
+        ctx.values[path] = result
+    return result
 
 
-def _apply_env_overrides(data: dict[str, Any], env: Mapping[str, str]) -> None:
-    """``CDC__SOURCES__<NAME>__PASSWORD`` (and ``__USER``, ``__HOST``) override the file."""
-    for source in data.get("sources") or []:
+_OVERRIDABLE = ("password", "user", "host", "port", "database")
+
+
+def _apply_env_overrides(data: dict[str, Any], env: Mapping[str, str], origins: dict[str, str],
+                         values: dict[str, str]) -> set[str]:
+    """``CDC__SOURCES__<NAME>__PASSWORD`` (and ``__USER``, ``__HOST``, ``__PORT``, ``__DATABASE``)
+    replace the file's value, also a ``${VAR}`` reference (which is then not resolved).
+    Returns the paths overridden."""
+    done: set[str] = set()
+    for index, source in enumerate(data.get("sources") or []):
         if not isinstance(source, dict) or "name" not in source:
             continue
         prefix = f"CDC__SOURCES__{str(source['name']).upper().replace('-', '_').replace('.', '_')}__"
-        for field_name in ("password", "user", "host", "port", "database"):
-            value = env.get(prefix + field_name.upper())
-            if value is not None:
-                source.setdefault("connection", {})[field_name] = value
+        for field_name in _OVERRIDABLE:
+            variable = prefix + field_name.upper()
+            value = env.get(variable)
+            if value is None:
+                continue
+            connection = source.get("connection")
+            if not isinstance(connection, dict):
+                connection = source["connection"] = {}
+            connection[field_name] = value
+            path = f"sources[{index}].connection.{field_name}"
+            done.add(path)
+            origins[path] = variable
+            values[path] = value
+    return done
+
+
+def redact(problem: ConfigProblem, doc: YamlDocument) -> ConfigProblem:
+    """``problem``, naming the environment variable its value came from and never echoing that
+    value (it may be a secret)."""
+    variable = doc.origins.get(problem.path)
+    if variable is None:
+        return problem
+    value, message = doc.values[problem.path], problem.message
+    if value:
+        message = message.replace(repr(value), "(value hidden)")
+        if len(value) >= 4:
+            message = message.replace(value, "(value hidden)")
+    return ConfigProblem(problem.path, f"{message} (from environment variable {variable})", problem.line)
 
 
 def pydantic_problems(exc: ValidationError, lines: Mapping[str, int]) -> list[ConfigProblem]:
@@ -201,11 +317,42 @@ def pydantic_problems(exc: ValidationError, lines: Mapping[str, int]) -> list[Co
         for part in err["loc"]:
             path = f"{path}[{part}]" if isinstance(part, int) else _join(path, str(part))
         msg = err["msg"]
+        if err["type"] == "value_error" and re.fullmatch(r"silver\[\d+\]", path):
+            problems.extend(_keyed_problems(path, str(err["ctx"]["error"]), lines))
+            continue
         if err["type"] == "extra_forbidden":
             msg = "unknown key"
+        elif err["type"] == "missing":
+            msg = "required key is missing"
+        elif err["type"] == "value_error":
+            msg = str(err["ctx"]["error"])
+        elif err["type"] == "list_type" and isinstance(err.get("input"), str | int | float):
+            msg = f"must be a list: write [{err['input']}]"
+        elif err["type"] == "string_pattern_mismatch":
+            allowed = _PATTERN_WORDS.get(str(err["ctx"]["pattern"]), "a different value")
+            msg = f"{err.get('input')!r} is not a valid name: use {allowed}"
         elif err["type"] == "literal_error":
             msg = f"invalid value {err.get('input')!r}; {msg.lower()}"
         problems.append(ConfigProblem(path, msg, nearest_line(path, lines)))
+    return problems
+
+
+_PATTERN_WORDS = {
+    _NAME: "letters, digits, _, . and -, not starting with . or -",
+    r"^[A-Za-z0-9_][A-Za-z0-9_\-]*$": "letters, digits, _ and -, not starting with -",
+}
+"""The name patterns of the schema, in words (a message never shows a regex)."""
+
+
+def _keyed_problems(path: str, text: str, lines: Mapping[str, int]) -> list[ConfigProblem]:
+    """A model's cross-field errors, one ``<key>: <message>`` per line, at their keys."""
+    problems = []
+    for line in text.splitlines():
+        key, sep, message = line.partition(": ")
+        if sep and re.fullmatch(r"[a-z_]+", key):
+            problems.append(ConfigProblem(_join(path, key), message, nearest_line(_join(path, key), lines)))
+        else:
+            problems.append(ConfigProblem(path, line, nearest_line(path, lines)))
     return problems
 
 
@@ -218,8 +365,31 @@ def nearest_line(path: str, lines: Mapping[str, int]) -> int | None:
     while path:
         if path in lines:
             return lines[path]
-        path = re.sub(r"(\.[^.\[\]]*|\[\d+\])$", "", path)
+        parent = re.sub(r"(\.[^.\[\]]*|\[\d+\])$", "", path)
+        if parent == path:  # a top-level key: no parent to fall back on
+            return None
+        path = parent
     return None
+
+
+def duplicate_keys(node: yaml.Node | None, path: str = "") -> list[ConfigProblem]:
+    """A problem for every key given twice in one mapping (YAML loaders silently keep the last)."""
+    problems: list[ConfigProblem] = []
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[str, int] = {}
+        for key, child in node.value:
+            child_path = _join(path, str(key.value))
+            line = key.start_mark.line + 1
+            if str(key.value) in seen:
+                problems.append(ConfigProblem(child_path, f"given twice (also line {seen[str(key.value)]}); "
+                                                          "remove one", line))
+            else:
+                seen[str(key.value)] = line
+            problems.extend(duplicate_keys(child, child_path))
+    elif isinstance(node, yaml.SequenceNode):
+        for i, child in enumerate(node.value):
+            problems.extend(duplicate_keys(child, f"{path}[{i}]"))
+    return problems
 
 
 def _line_index(node: yaml.Node | None, path: str = "", out: dict[str, int] | None = None) -> dict[str, int]:

@@ -89,7 +89,7 @@ def run_demo(directory: str, *, keep: bool, say: Callable[[str], None]) -> int:
             say(summarize(name, result))
         _show(root, say)
         say("step 3: build silver tables from bronze (embedded Spark: Sail)")
-        silver = build_silver(config, once=True, progress=say)
+        silver = build_silver(config, once=True)  # one summary line per table below
         for line in silver_summary(silver):
             say(line)
         _show_silver(root, say)

@@ -17,18 +17,17 @@ def build_silver(config: PipelineConfig, *, once: bool, progress: Progress | Non
     """Run the pipeline's silver tables (``once``: everything new, then return)."""
     return run_silver(
         root=config.lakehouse.root, engine=config.engine, tables=config.silver, options=config.silver_options,
-        sources={s.name: s.name for s in config.sources}, once=once, progress=progress,
+        sources=config.topic_prefixes(), once=once, progress=progress,
         storage_options=config.lakehouse.storage_options or None, stop=stop,
     )
 
 
 def silver_summary(result: SilverRunResult) -> list[str]:
-    """One line per table of the last pass, plus the errors."""
+    """One line per table, of its last pass; a failed table's line is its error."""
     last = {t.table: t for t in result.tables}
-    lines = [f"silver {t.table}: {t.status}, {t.events} events read, {t.upserts} upserts, {t.deletes} deletes"
-             + (f", {t.quarantined} quarantined" if t.quarantined else "") for t in last.values()]
-    lines.extend(f"silver {t.table} FAILED: {t.error}" for t in result.errors)
-    return lines
+    return [f"silver {t.table} FAILED: {t.error}" if t.status == "failed" else
+            f"silver {t.table}: {t.status}, {t.events} events read, {t.upserts} upserts, {t.deletes} deletes"
+            + (f", {t.quarantined} quarantined" if t.quarantined else "") for t in last.values()]
 
 
 def run_continuously(config: PipelineConfig, *, progress: Progress | None = None) -> int:

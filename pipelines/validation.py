@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,9 +12,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from cdc_sources.common.options import kafka_connect_warnings
 from cdc_sources.spi import ConfigError, ConfigProblem, Connector
-from pipelines.config import PipelineConfig, SourceSpec, nearest_line, pydantic_problems, read_document
+from pipelines.config import PipelineConfig, SourceSpec, nearest_line, pydantic_problems, read_yaml, redact
+from pipelines.cross_checks import cross_entry_problems, truncate_warnings
 from pipelines.registry import build_connector
+
+__all__ = ["ConfigError", "ValidatedPipeline", "load_validated"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -24,8 +32,15 @@ class ValidatedPipeline:
     connectors: dict[str, Connector]
 
 
-def load_validated(path: str | Path, *, env: Mapping[str, str] | None = None) -> ValidatedPipeline:
+def load_validated(path: str | Path, *, env: Mapping[str, str] | None = None,
+                   secrets: bool = True, connectors: bool = True) -> ValidatedPipeline:
     """Read a pipeline file and validate everything that can be checked without connecting.
+
+    ``secrets=False``: for commands that never connect to a source (silver, status): source
+    passwords given as ``${VAR}`` are not resolved, so their variables need not be set, and a
+    missing connection key (``user``...) is no error. ``connectors=False``: for commands that
+    only read the lakehouse (silver, status): the connectors' options are not checked, so their
+    drivers need not be installed; ``connectors`` in the result is then empty.
 
     Raises:
         ConfigError: every problem found, each with file, line and key path.
@@ -36,23 +51,37 @@ def load_validated(path: str | Path, *, env: Mapping[str, str] | None = None) ->
         text = path.read_text()
     except OSError as exc:
         raise ConfigError([ConfigProblem("", f"cannot read the file: {exc.strerror}")], file=file) from None
-    data, lines = read_document(text, file=file, env=os.environ if env is None else env)
+    doc = read_yaml(text, file=file, env=os.environ if env is None else env, secrets=secrets)
+    data, lines = doc.data, doc.lines
     problems: list[ConfigProblem] = []
     config: PipelineConfig | None = None
     try:
         config = PipelineConfig.model_validate(data)
     except ValidationError as exc:
         problems.extend(pydantic_problems(exc, lines))
+    if config is not None:
+        problems.extend(cross_entry_problems(config, lines))
     specs = list(enumerate(config.sources)) if config else _valid_sources(data.get("sources"))
-    connectors: dict[str, Connector] = {}
-    for index, spec in specs:
+    built: dict[str, Connector] = {}
+    for index, spec in specs if connectors else []:
         connector, found = build_connector(spec, f"sources[{index}]")
-        problems.extend(ConfigProblem(p.path, p.message, p.line or nearest_line(p.path, lines)) for p in found)
+        problems.extend(ConfigProblem(p.path, p.message, p.line or nearest_line(p.path, lines)) for p in found
+                        if secrets or not _missing_connection_key(p))
         if connector is not None:
-            connectors[spec.name] = connector
+            built[spec.name] = connector
     if problems or config is None:
-        raise ConfigError(problems, file=file)
-    return ValidatedPipeline(config, path, connectors)
+        raise ConfigError([redact(p, doc) for p in problems], file=file)
+    for spec in config.sources:
+        for warning in kafka_connect_warnings(spec.options, source=spec.name):
+            log.warning("%s", warning)
+    for warning in truncate_warnings(config, lines, file=file):
+        log.warning("%s", warning)
+    return ValidatedPipeline(config, path, built)
+
+
+def _missing_connection_key(problem: ConfigProblem) -> bool:
+    return (bool(re.fullmatch(r"sources\[\d+\]\.connection\.\w+", problem.path))
+            and problem.message.startswith("is required"))
 
 
 def _valid_sources(raw: Any) -> list[tuple[int, SourceSpec]]:

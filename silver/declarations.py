@@ -196,46 +196,51 @@ class SilverTable(_Strict):
 
     @model_validator(mode="after")
     def _cross_checks(self) -> SilverTable:
+        """Rules between keys; each problem is raised as ``<key>: <message>``, one per line, so
+        the pipeline loader can report it at that key."""
         problems = self._column_problems() + self._name_problems()
         if self.deletes == "soft" and self.history == "scd2":
-            problems.append("deletes: soft does not apply to history: scd2 (a delete closes the version)")
+            problems.append(("deletes", "soft does not apply to history: scd2 (a delete closes the version)"))
         if self.partition_by and self.cluster_by:
-            problems.append("use either partition_by or cluster_by, not both")
+            problems.append(("cluster_by", "use either partition_by or cluster_by, not both"))
         if problems:
-            raise ValueError("; ".join(problems))
+            raise ValueError("\n".join(f"{key}: {message}" for key, message in problems))
         return self
 
-    def _column_problems(self) -> list[str]:
+    def _column_problems(self) -> list[tuple[str, str]]:
         problems = []
         keys = self.keys or []
         if self.columns is not None:
-            problems += [f"partition column {c!r} is not in columns" for c in self.partition_by
+            problems += [("partition_by", f"partition column {c!r} is not in columns") for c in self.partition_by
                          if c not in self.columns and c not in keys]
-        problems += [f"key column {k!r} cannot be in exclude_columns" for k in keys if k in self.exclude_columns]
+        problems += [("exclude_columns", f"key column {k!r} cannot be in exclude_columns")
+                     for k in keys if k in self.exclude_columns]
         if self.columns is not None and set(self.columns) & set(self.exclude_columns):
-            problems.append("a column cannot be both in columns and exclude_columns")
+            problems.append(("exclude_columns", "a column cannot be both in columns and exclude_columns"))
         for option in ("rename", "casts"):
-            problems += [f"{option} names excluded column {c!r}" for c in getattr(self, option)
+            problems += [(option, f"{option} names excluded column {c!r}") for c in getattr(self, option)
                          if c in self.exclude_columns]
-        problems += [f"partition column {c!r} is excluded" for c in self.partition_by if c in self.exclude_columns]
+        problems += [("partition_by", f"partition column {c!r} is excluded")
+                     for c in self.partition_by if c in self.exclude_columns]
         return problems
 
-    def _name_problems(self) -> list[str]:
+    def _name_problems(self) -> list[tuple[str, str]]:
         problems = []
         targets = list(self.rename.values())
         if len(set(targets)) != len(targets):
-            problems.append(f"rename maps two columns onto the same name: {self.rename}")
+            problems.append(("rename", f"rename maps two columns onto the same name: {self.rename}"))
         clash = sorted(set(targets) & (set(self.columns or []) - set(self.rename)))
         if clash:
-            problems.append(f"rename targets {clash} are also kept source column names")
+            problems.append(("rename", f"rename targets {clash} are also kept source column names"))
         reserved = sorted(n for n in targets if n.startswith(METADATA_PREFIX) or n in self.metadata_names())
         if reserved:
-            problems.append(f"rename targets {reserved} collide with silver bookkeeping columns")
+            problems.append(("rename", f"rename targets {reserved} collide with silver bookkeeping columns"))
         if any(not n for n in targets):
-            problems.append("rename targets cannot be empty")
+            problems.append(("rename", "rename targets cannot be empty"))
         meta = self.metadata_names()
         if len(set(meta)) != len(meta):
-            problems.append(f"bookkeeping column names must differ: {meta}")
+            key = "scd2" if self.history == "scd2" else "soft_delete"
+            problems.append((key, f"bookkeeping column names must differ: {meta}"))
         return problems
 
     def metadata_names(self) -> list[str]:

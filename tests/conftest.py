@@ -44,7 +44,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "engine" in metafunc.fixturenames:
+    def names(argnames: object) -> list[str]:
+        return [n.strip() for n in argnames.split(",")] if isinstance(argnames, str) else list(argnames)  # type: ignore[call-overload]
+
+    own = any("engine" in names(m.args[0]) for m in metafunc.definition.iter_markers("parametrize") if m.args)
+    if "engine" in metafunc.fixturenames and not own:
         wanted = [e.strip() for e in str(metafunc.config.getoption("--engines")).split(",") if e.strip()]
         unknown = sorted(set(wanted) - set(ENGINES))
         if unknown:

@@ -25,6 +25,7 @@ immutable after construction and thread-safe (the caches only ever gain equal en
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
@@ -43,6 +44,7 @@ __all__ = [
     "DataCollectionFilter",
     "ListOptions",
     "MessagePrefixFilter",
+    "no_table_matches",
 ]
 
 Predicate = Callable[[str], bool]
@@ -302,3 +304,29 @@ class MessagePrefixFilter:
     def includes(self, prefix: str) -> bool:
         """Whether messages with this prefix are captured."""
         return self._predicate is None or self._predicate(prefix)
+
+
+_FILTER_OPTIONS = ("{c}.include.list", "{c}.exclude.list", "table.include.list", "table.exclude.list")
+_LITERAL = re.compile(r"[A-Za-z0-9_$]+")
+
+
+def no_table_matches(options: Mapping[str, str], existing: Iterable[tuple[str, str]], *,
+                     container: str = "schema") -> str:
+    """The message for filters that leave no table: the filters given, with their values, and
+    the tables that exist in the containers they name (or in every container if they name none)."""
+    names = [n.format(c=container) for n in _FILTER_OPTIONS]
+    given = [f"{n}: {options[n]}" for n in names if str(options.get(n) or "").strip()]
+    named: set[str] = set()
+    for entry in str(options.get(f"{container}.include.list") or "").split(","):
+        if _LITERAL.fullmatch(entry.strip()):
+            named.add(entry.strip())
+    for entry in str(options.get("table.include.list") or "").split(","):
+        head = re.split(r"\\?\.", entry.strip(), maxsplit=1)[0]
+        if _LITERAL.fullmatch(head):
+            named.add(head)
+    lowered = {n.lower() for n in named}
+    tables = sorted(f"{c}.{t}" for c, t in existing if not lowered or c.lower() in lowered)
+    shown = ", ".join(tables[:50]) + (f", ... ({len(tables)} in all)" if len(tables) > 50 else "")
+    where = f"tables in {container} {', '.join(sorted(named))}" if named else "tables"
+    return (f"no table matches the filters ({'; '.join(given) or 'no filter given'}); "
+            f"{where}: {shown or 'none'}")

@@ -73,16 +73,54 @@ RELATIONAL_PREFIXES = (
 KAFKA_PREFIXES = (
     PrefixSpec(r"signal\.(kafka|consumer)\..+", "Kafka signal channel", inert=True),
     PrefixSpec(r"notification\..+", "notifications", inert=True),
-    PrefixSpec(r"(key|value)\.converter\..+", "Kafka Connect converters", inert=True),
+    PrefixSpec(r"(key|value|header)\.converter\..+", "Kafka Connect converters", inert=True),
+    PrefixSpec(r"transforms\..+", "Kafka Connect single message transforms", inert=True),
+    PrefixSpec(r"predicates\..+", "Kafka Connect transform predicates", inert=True),
+    PrefixSpec(r"errors\.(log\..+|deadletterqueue\..+|retry\..+)", "Kafka Connect error handling",
+               inert=True),
+    PrefixSpec(r"topic\.creation\..+", "Kafka topic creation", inert=True),
+    PrefixSpec(r"(producer|consumer|admin)\.override\..+", "Kafka client overrides", inert=True),
 )
 """Option families of Kafka and Kafka Connect: accepted without effect by every connector."""
 
 KAFKA_CONNECT_OPTIONS = (
     OptionSpec("key.converter", inert=True), OptionSpec("value.converter", inert=True),
+    OptionSpec("header.converter", inert=True),
     OptionSpec("key.converter.schemas.enable", inert=True), OptionSpec("value.converter.schemas.enable", inert=True),
     OptionSpec("offset.storage", inert=True), OptionSpec("offset.flush.interval.ms", inert=True),
+    OptionSpec("transforms", inert=True), OptionSpec("predicates", inert=True),
+    OptionSpec("errors.tolerance", inert=True), OptionSpec("config.action.reload", inert=True),
+    OptionSpec("exactly.once.support", inert=True), OptionSpec("transaction.boundary", inert=True),
+    OptionSpec("transaction.boundary.interval.ms", inert=True), OptionSpec("offsets.storage.topic", inert=True),
+    OptionSpec("topic.creation.groups", inert=True),
 )
-"""Kafka Connect worker options found in Debezium configurations: accepted without effect."""
+"""Kafka Connect worker and connector options found in Debezium configurations: accepted
+without effect."""
+
+_KAFKA_CONNECT_NAMES = frozenset(s.name for s in KAFKA_CONNECT_OPTIONS) | {"connector.class", "tasks.max"}
+_KAFKA_CONNECT_FAMILIES = [re.compile(p.pattern) for p in KAFKA_PREFIXES]
+_UNWRAP = "io.debezium.transforms.ExtractNewRecordState"
+
+
+def is_kafka_connect_option(name: str) -> bool:
+    """True for the Kafka / Kafka Connect options every connector accepts without effect."""
+    return name in _KAFKA_CONNECT_NAMES or any(rx.fullmatch(name) for rx in _KAFKA_CONNECT_FAMILIES)
+
+
+def kafka_connect_warnings(options: Mapping[str, Any], *, source: str) -> list[str]:
+    """What to log, once, about the Kafka-only options of a source's ``options:`` (none: [])."""
+    names = [str(k) for k in options if is_kafka_connect_option(str(k))]
+    if not names:
+        return []
+    out = [f"source {source}: Kafka/Kafka Connect options have no effect here (bronze stores Debezium's "
+           f"change events as they are): {', '.join(names)}"]
+    unwrap = sorted(str(k).removesuffix(".type") for k, v in options.items()
+                    if re.fullmatch(r"transforms\.[^.]+\.type", str(k)) and str(v).strip() == _UNWRAP)
+    if unwrap:
+        out.append(f"source {source}: the ExtractNewRecordState transform ({', '.join(unwrap)}) is not applied: "
+                   "bronze keeps the full change envelope; declare silver tables (silver: - table: ..., "
+                   "source: <topic>) for the flattened current rows, deletes applied")
+    return out
 
 
 @dataclass(frozen=True)
@@ -208,3 +246,27 @@ def _list(spec: OptionSpec, text: str) -> tuple[Any, str | None]:
 _CONVERTERS.update(
     string=_string, int=_int, bool=_bool, enum=_enum, list=_list
 )
+
+
+CUSTOM_MODES = ("snapshot.mode", "snapshot.locking.mode", "snapshot.query.mode")
+"""Options whose value ``custom`` plugs in a Java class named by ``<option>.custom.name``."""
+
+
+def custom_mode_problems(parsed: ParsedOptions, path: str, choices: Mapping[str, Iterable[str]]) -> list[ConfigProblem]:
+    """``custom`` snapshot modes: Debezium loads a Java class (``<option>.custom.name``), which a
+    connector here cannot; without the class the configuration is not even valid for Debezium.
+    ``choices``: option -> its valid values (``custom`` is left out of the suggestion)."""
+    problems = []
+    for option in CUSTOM_MODES:
+        if str(parsed.values.get(option) or "").lower() != "custom":
+            continue
+        class_option = f"{option}.custom.name"
+        builtin = ", ".join(c for c in choices.get(option, ()) if c != "custom")
+        if not str(parsed.raw.get(class_option) or "").strip():
+            message = (f"'custom' needs {class_option} (the name of a Java plug-in class), which is not given; "
+                       f"this connector cannot load Java classes anyway: choose one of {builtin}")
+        else:
+            message = (f"'custom' plugs in a Java class ({class_option}), which this connector cannot load; "
+                       f"choose one of the built-in values: {builtin}")
+        problems.append(ConfigProblem(f"{path}.{option}", message))
+    return problems

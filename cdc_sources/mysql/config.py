@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from cdc_sources.common.options import OptionSet, ParsedOptions
+from cdc_sources.common.options import CUSTOM_MODES, OptionSet, ParsedOptions, custom_mode_problems
 from cdc_sources.common.regex_list import regex_list_option
 from cdc_sources.mysql.options import (
     REMOVED_OPTIONS,
@@ -311,16 +311,15 @@ def _check_prefix(prefix: str, opath: str, explicit: bool, problems: list[Config
                                              "'_', '-' and '.' are allowed"))
 
 
+def _mode_choices(option: str) -> tuple[str, ...]:
+    spec = options_for("mysql").specs.get(option)
+    return spec.choices if spec else ()
+
+
 def _check_modes(parsed: ParsedOptions, opath: str, problems: list[ConfigProblem]) -> list[str]:
     """Values Debezium accepts but that need Java plug-ins, and deprecated values; returns warnings."""
-    opts, raw, warnings = parsed.values, parsed.raw, []
-    for option, custom_name in (("snapshot.mode", "snapshot.mode.custom.name"),
-                                ("snapshot.locking.mode", "snapshot.locking.mode.custom.name"),
-                                ("snapshot.query.mode", "snapshot.query.mode.custom.name")):
-        if opts.get(option) == "custom":
-            problems.append(ConfigProblem(f"{opath}.{option}", (
-                f"'custom' plugs in a Java class ({custom_name}), which this connector cannot load; "
-                "choose one of the built-in values")))
+    raw, warnings = parsed.raw, []
+    problems.extend(custom_mode_problems(parsed, opath, {o: _mode_choices(o) for o in CUSTOM_MODES}))
     mode_text = raw.get("snapshot.mode", "").strip().lower()
     if mode_text == "never":
         warnings.append("snapshot.mode=never was removed in Debezium 3.0 (it read the binlog from its start "

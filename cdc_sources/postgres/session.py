@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from cdc_sources.common.filters import no_table_matches
 from cdc_sources.common.snapshot_plan import StoredState, plan_snapshot
 from cdc_sources.postgres import pgoutput as pg
 from cdc_sources.postgres import slot as slots
@@ -84,10 +85,15 @@ class PostgresCaptureSession:
         slots.check_identities(self.tables)
         slots.ensure_publication(self.conn, name=self.config.opt("publication.name"),
                                  mode=self.config.opt("publication.autocreate.mode"), tables=self.tables,
-                                 via_root=self.config.opt("publish.via.partition.root"))
+                                 via_root=self.config.opt("publish.via.partition.root"),
+                                 no_match=self._no_match)
         self.slot_state = slots.slot_state(self.conn, self.slot)
         if self.slot_state is not None:
             slots.check_slot(self.slot_state, dbname=self.config.connection.dbname)
+
+    def _no_match(self) -> str:
+        existing = [(schema, name) for _, schema, name in self.catalog.list_tables()]
+        return no_table_matches(self.config.options.raw, existing)
 
     def _captured_tables(self) -> list[TableInfo]:
         oids = [oid for oid, schema, name in self.catalog.list_tables() if self.policy.captures(schema, name)]

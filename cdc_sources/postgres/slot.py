@@ -6,7 +6,7 @@ Each check fails with a `PostgresSetupError` that says what is wrong and how to 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,8 +60,10 @@ def check_identities(tables: Sequence[TableInfo]) -> None:
 
 
 def ensure_publication(conn: Any, *, name: str, mode: str, tables: Sequence[TableInfo],
-                       via_root: bool) -> None:
-    """Create or sync the publication per ``publication.autocreate.mode``."""
+                       via_root: bool, no_match: Callable[[], str] | None = None) -> None:
+    """Create or sync the publication per ``publication.autocreate.mode``.
+
+    ``no_match``: the message when ``filtered`` leaves no table (names the filters and tables)."""
     exists = conn.execute("SELECT 1 FROM pg_publication WHERE pubname = %s", (name,)).fetchone()
     ident = _quote(name)
     with_root = " WITH (publish_via_partition_root = true)" if via_root else ""
@@ -78,7 +80,8 @@ def ensure_publication(conn: Any, *, name: str, mode: str, tables: Sequence[Tabl
             conn.execute(f"CREATE PUBLICATION {ident}")
         elif mode == "filtered":
             if not tables:
-                raise PostgresSetupError("publication.autocreate.mode=filtered but no table matches the filters")
+                detail = no_match() if no_match else "no table matches the filters"
+                raise PostgresSetupError(f"publication.autocreate.mode=filtered but {detail}")
             if exists:
                 conn.execute(f"ALTER PUBLICATION {ident} SET TABLE {table_list}")
             else:

@@ -124,3 +124,19 @@ def test_capture_and_status_commands(pg_db, tmp_path):
     status = run_cli("status", "-c", path)
     assert status.returncode == 0 and "snapshot completed" in status.stdout
     assert run_cli("silver", "-c", path, "--once").returncode == 0  # no silver tables declared: nothing to do
+
+
+@pytest.mark.integration
+@pytest.mark.postgres
+def test_a_filter_that_matches_no_table_names_the_filter_and_the_tables(pg_db, tmp_path):
+    with psycopg.connect(pg_db, autocommit=True) as conn:
+        conn.execute("CREATE TABLE customers (id int PRIMARY KEY)")
+        conn.execute("CREATE TABLE orders (id int PRIMARY KEY)")
+    text = pipeline_text(str(tmp_path / "lake"), pg_db, **{"table.include.list": "public.nope",
+                                                            "publication.autocreate.mode": "filtered",
+                                                            "errors.max.retries": "0"})
+    proc = run_cli("capture", "-c", write(tmp_path, text), "--until-idle")
+    assert proc.returncode == 1
+    assert "no table matches the filters" in proc.stderr
+    assert "table.include.list: public.nope" in proc.stderr
+    assert "tables in schema public: public.customers, public.orders" in proc.stderr
