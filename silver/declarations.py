@@ -126,6 +126,8 @@ class SilverTable(_Strict):
         partition_by: partition columns (source names).
         cluster_by: liquid clustering columns (source names; Spark/Databricks only).
         table_properties: Delta table properties set when the table is created (``delta.*``).
+        change_data_feed: create the table with Delta's Change Data Feed, so downstream jobs can
+            read silver's own changes incrementally (``readChangeFeed``; Spark/Databricks only).
         location: path or URI of the table (default ``<root>/silver/<table>``).
         catalog_table: a catalog name (``catalog.schema.table``) to address the table by; with
             ``location`` it is an external table at that location.
@@ -146,6 +148,7 @@ class SilverTable(_Strict):
     partition_by: list[str] = []
     cluster_by: list[str] = []
     table_properties: dict[str, str] = {}
+    change_data_feed: bool = False
     location: str | None = None
     catalog_table: str | None = None
 

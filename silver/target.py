@@ -2,14 +2,16 @@
 
 A target is addressed by path (``delta.`<location>```) or by catalog name. Creation applies
 the declaration's partitioning/clustering and ``delta.*`` table properties (as writer options,
-which Delta and Sail both record as table properties at creation). Engines without
-``ALTER TABLE ... ADD COLUMNS`` (Sail) still evolve: new columns are added by appending an
-empty frame with ``mergeSchema``, and widened types by rewriting the table with
+which Delta and Sail both record as table properties at creation), Change Data Feed when
+declared, and column mapping when a column name needs it. New columns are added with
+``ALTER TABLE ... ADD COLUMNS`` where the engine has it (classic Spark); engines without it
+(Sail) append an empty frame with ``mergeSchema``. Widened types rewrite the table with
 ``overwriteSchema`` (the cost of a full table rewrite, once per widening).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -20,10 +22,12 @@ from pyspark.sql.types import DataType, StructField, StructType
 from silver.declarations import SilverTable
 from silver.delta_io import read_delta_or_none
 from silver.errors import EngineCapabilityError
-from silver.sql import column, qualified_table, quote_path_table
+from silver.sql import column, qualified_table, quote, quote_path_table
 from silver.types.widening import convert
 
 __all__ = ["COLUMN_MAPPING", "SilverTarget", "needs_column_mapping"]
+
+log = logging.getLogger(__name__)
 
 _RESERVED = frozenset(" ,;{}()\n\t=")
 COLUMN_MAPPING = (("delta.columnMapping.mode", "name"), ("delta.minReaderVersion", "2"),
@@ -48,6 +52,7 @@ class SilverTarget:
         partition_by: partition columns (silver names).
         cluster_by: clustering columns (silver names).
         properties: ``delta.*`` properties applied at creation.
+        change_data_feed: the table is created with Delta's Change Data Feed.
     """
 
     table: str
@@ -56,6 +61,7 @@ class SilverTarget:
     partition_by: tuple[str, ...] = ()
     cluster_by: tuple[str, ...] = ()
     properties: tuple[tuple[str, str], ...] = ()
+    change_data_feed: bool = False
 
     @staticmethod
     def for_declaration(root: str, decl: SilverTable) -> SilverTarget:
@@ -66,7 +72,7 @@ class SilverTarget:
         return SilverTarget(decl.table, location, decl.catalog_table,
                             tuple(decl.silver_name(c) for c in decl.partition_by),
                             tuple(decl.silver_name(c) for c in decl.cluster_by),
-                            tuple(sorted(decl.table_properties.items())))
+                            tuple(sorted(decl.table_properties.items())), decl.change_data_feed)
 
     def sql_ref(self) -> str:
         """How SQL statements name the table."""
@@ -89,6 +95,8 @@ class SilverTarget:
         if self.cluster_by:
             writer = writer.clusterBy(*self.cluster_by)
         properties = dict(self.properties)
+        if self.change_data_feed:
+            properties["delta.enableChangeDataFeed"] = "true"
         if needs_column_mapping(df.columns):
             properties = {**dict(COLUMN_MAPPING), **properties}
         for key, value in properties.items():
@@ -104,11 +112,16 @@ class SilverTarget:
             else:
                 writer.save(self.location)
         except Exception as exc:
-            if self.cluster_by and "cluster" in str(exc).lower():
+            text = str(exc).lower()
+            if self.cluster_by and "cluster" in text:
                 raise EngineCapabilityError(
                     f"silver table {self.table!r}: this engine cannot create clustered tables "
                     f"(cluster_by: {list(self.cluster_by)}); use partition_by, or run on Spark/Databricks",
                     table=self.table) from exc
+            if self.change_data_feed and "changedatafeed" in text.replace(" ", "").replace("_", ""):
+                raise EngineCapabilityError(
+                    f"silver table {self.table!r}: this engine cannot write Delta's Change Data Feed "
+                    "(change_data_feed: true); run on Spark/Databricks, or leave it out", table=self.table) from exc
             raise
 
     def create(self, spark: SparkSession, df: DataFrame) -> None:
@@ -130,9 +143,24 @@ class SilverTarget:
     def add_columns(self, spark: SparkSession, fields: list[StructField], current: StructType) -> None:
         """Add nullable columns (existing rows read null), without rewriting data when possible.
 
-        Appends an empty frame with ``mergeSchema``. Some engines ignore that silently (Sail
-        does when the table has non-nullable columns); then the table is rewritten instead.
+        ``ALTER TABLE ... ADD COLUMNS`` where the engine has it (classic Spark, Databricks); else
+        an empty append with ``mergeSchema``. Some engines ignore that silently (Sail does when
+        the table has non-nullable columns); then the table is rewritten instead.
         """
+        if needs_column_mapping([f.name for f in fields]) and not needs_column_mapping(current.names):
+            settings = ", ".join(f"'{k}' = '{v}'" for k, v in COLUMN_MAPPING)
+            try:  # column mapping first (classic Spark); a table written with mapping keeps it
+                spark.sql(f"ALTER TABLE {self.sql_ref()} SET TBLPROPERTIES ({settings})")
+            except Exception as exc:  # Sail: the rewrite turns column mapping on
+                log.debug("cannot turn column mapping on for %s (%s); rewriting it", self.table, exc)
+                self.rewrite(spark, {}, fields)
+                return
+        columns = ", ".join(f"{quote(f.name)} {f.dataType.simpleString()}" for f in fields)
+        try:
+            spark.sql(f"ALTER TABLE {self.sql_ref()} ADD COLUMNS ({columns})")
+            return
+        except Exception as exc:  # no ALTER TABLE on this engine (Sail): the append below instead
+            log.debug("ALTER TABLE ADD COLUMNS on %s failed (%s); appending with mergeSchema", self.table, exc)
         schema = StructType([*current.fields, *[StructField(f.name, f.dataType, True) for f in fields]])
         self._append(spark.createDataFrame([], schema).write.format("delta").mode("append")
                      .option("mergeSchema", "true"))

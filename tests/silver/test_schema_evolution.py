@@ -124,3 +124,13 @@ def test_struct_column_gaining_a_field_widens_across_versions_and_in_silver(buil
     assert res.schema_changes == ("widened column pos to struct<x:int,y:int>",)
     got = {r["id"]: (None if r["pos"] is None else r["pos"].asDict()) for r in silver("shapes").collect()}
     assert got == {1: {"x": 1, "y": None}, 2: {"x": 2, "y": None}, 3: {"x": 3, "y": 30}, 4: None}
+
+
+def test_added_column_whose_name_needs_column_mapping(builder, run, silver):
+    b, decl = _start(builder, run)
+    b.register([int32("id", optional=False), string("name"), int32("qty"), decimal("price", 10, 2),
+                string("ship to")], ["id"])
+    b.insert({"id": 2, "name": "b", "qty": 2, "price": None, "ship to": "Berlin"}).commit()
+    (res,) = run(decl).tables
+    assert res.status == "applied", res.error
+    assert rows(silver("items"), "id", "name", "ship to") == [(1, "a", None), (2, "b", "Berlin")]
