@@ -1,7 +1,7 @@
 """Where a local classic Spark session finds the Delta Lake jars (no pyspark import here).
 
 The versions are pinned together: pyspark ``SPARK_VERSION`` (constraints.txt), delta-spark
-``DELTA_VERSION`` (PyPI and Maven Central, ``spark/pom.xml``). `scripts/setup.sh` copies the
+``DELTA_VERSION`` (PyPI and Maven Central, ``maven/pom.xml``). `scripts/setup.sh` copies the
 jars once into `local_jar_dir`; a local session then loads them with ``spark.jars`` and needs
 no network. Elsewhere (a wheel install on an ordinary machine) the session falls back to
 delta-spark's ``configure_spark_with_delta_pip`` or ``spark.jars.packages``, which resolve

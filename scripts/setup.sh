@@ -4,7 +4,7 @@
 #     pg_recvlogical, MariaDB), from Debian's packages when they are missing; their system
 #     services are neither enabled nor started;
 #  2. .venv with cdc-lakehouse and its development extras (pins in constraints.txt);
-#  3. the Delta Lake jars for classic Spark (spark/pom.xml) in .cache/spark-jars, once.
+#  3. the Delta Lake jars for classic Spark (maven/pom.xml) in .cache/spark-jars, once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,14 +39,21 @@ if [ ! -x .venv/bin/python ]; then
   echo "creating .venv with $($PY --version)"
   "$PY" -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[dev]"
+pip_log=$(mktemp)
+if ! { .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip &&
+       .venv/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[dev]"; } \
+     >"$pip_log" 2>&1; then
+  cat "$pip_log" >&2
+  echo "setup: pip install failed (output above)" >&2
+  exit 1
+fi
+rm -f "$pip_log"
 
 jars=$(.venv/bin/python -c 'from pipelines.spark_jars import local_jar_dir; print(local_jar_dir())')
 if [ ! -f "$jars/.complete" ]; then
-  echo "fetching the Delta Lake jars into $jars (spark/pom.xml)"
+  echo "fetching the Delta Lake jars into $jars (maven/pom.xml)"
   rm -rf "$jars" && mkdir -p "$jars"
-  mvn -q -B -f spark/pom.xml dependency:copy-dependencies -DoutputDirectory="$jars" >/dev/null
+  mvn -q -B -f maven/pom.xml dependency:copy-dependencies -DoutputDirectory="$jars" >/dev/null
   touch "$jars/.complete"
 fi
 echo "installed: $(.venv/bin/cdc-lakehouse --help | head -1)"

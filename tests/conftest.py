@@ -41,6 +41,8 @@ CLASSIC_TEST_CONF = {
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--engines", default=",".join(ENGINES),
                      help="comma-separated Spark engines the silver tests run on (sail, spark)")
+    parser.addoption("--engine-tests-only", action="store_true",
+                     help="run only the engine-parametrised tests (scripts/test.sh runs the classic half apart)")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -56,13 +58,21 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("engine", wanted, indirect=True, scope="session")
 
 
+def _engine_of(item: pytest.Item) -> str | None:
+    callspec = getattr(item, "callspec", None)
+    return None if callspec is None else callspec.params.get("engine")
+
+
 @pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Run every classic-engine test last (see module doc); order is otherwise kept."""
-    def classic(item: pytest.Item) -> bool:
-        callspec = getattr(item, "callspec", None)
-        return callspec is not None and callspec.params.get("engine") == "spark"
-    items[:] = [i for i in items if not classic(i)] + [i for i in items if classic(i)]
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Run every classic-engine test last (see module doc); order is otherwise kept.
+    ``--engine-tests-only`` deselects the tests that do not run on an engine."""
+    if config.getoption("--engine-tests-only"):
+        others = [i for i in items if _engine_of(i) is None]
+        if others:
+            config.hook.pytest_deselected(items=others)
+            items[:] = [i for i in items if _engine_of(i) is not None]
+    items[:] = ([i for i in items if _engine_of(i) != "spark"] + [i for i in items if _engine_of(i) == "spark"])
 
 
 @pytest.fixture(scope="session")
