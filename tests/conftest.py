@@ -59,8 +59,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def _engine_of(item: pytest.Item) -> str | None:
+    """The engine a test runs on, if it uses the ``engine`` fixture (not its own ``engine`` argument)."""
     callspec = getattr(item, "callspec", None)
-    return None if callspec is None else callspec.params.get("engine")
+    engine = None if callspec is None else callspec.params.get("engine")
+    return engine if engine in ENGINES else None
 
 
 @pytest.hookimpl(trylast=True)
