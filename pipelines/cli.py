@@ -7,6 +7,7 @@ dependency missing for the command (the message names the extra to install), 130
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import logging
 import os
 import sys
@@ -17,6 +18,13 @@ from cdc_sources.spi import CdcError, ConfigError, MissingDependencyError
 EXIT_OK, EXIT_FAILURE, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
+def _version() -> str:
+    try:
+        return importlib.metadata.version("cdc-lakehouse")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree that is not installed
+        return "unknown (not installed)"
+
+
 def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
@@ -24,6 +32,7 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="only errors")
     p = argparse.ArgumentParser(prog="cdc-lakehouse", parents=[common], description=(
         "Change data capture into Delta Lake: capture databases into bronze, build silver tables."))
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def with_config(name: str, help_: str) -> argparse.ArgumentParser:

@@ -34,6 +34,14 @@ def test_help_lists_the_commands(capsys):
         assert command in out
 
 
+def test_version_prints_the_installed_version_and_exits_0():
+    import importlib.metadata
+
+    out = run_cli("--version")
+    assert out.returncode == 0
+    assert out.stdout.strip() == f"cdc-lakehouse {importlib.metadata.version('cdc-lakehouse')}"
+
+
 def test_malformed_yaml_names_file_and_line(tmp_path, capsys):
     path = write(tmp_path, "pipeline: x\nsources: [\n  - name: a\n")
     assert main(["validate", "-c", path]) == 2
