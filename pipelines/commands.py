@@ -6,9 +6,11 @@ import argparse
 from collections.abc import Callable
 
 from bronze.writer import BronzeWriter
+from cdc_sources.spi import ConfigError, ConfigProblem
 from pipelines.capture import run_capture, summarize
+from pipelines.config import PipelineConfig
 from pipelines.demo import run_demo
-from pipelines.silver_commands import build_silver, run_continuously, silver_summary
+from pipelines.silver_commands import build_silver, run_continuously, silver_summary, stream_silver
 from pipelines.validation import load_validated
 
 Say = Callable[[str], None]
@@ -37,9 +39,25 @@ def _capture(args: argparse.Namespace, say: Say) -> int:
 
 def _silver(args: argparse.Namespace, say: Say) -> int:
     loaded = load_validated(args.config)
+    if args.stream:
+        return _silver_stream(args, loaded.config, say)
+    stream_only = [f"--{name}" for name in ("trigger", "interval", "checkpoints") if getattr(args, name) is not None]
+    if stream_only:
+        raise ConfigError([ConfigProblem("silver", f"{', '.join(stream_only)} only apply with --stream")])
     result = build_silver(loaded.config, once=args.once, progress=say)
     for line in silver_summary(result):
         say(line)
+    return 0 if result.ok else 1
+
+
+def _silver_stream(args: argparse.Namespace, config: PipelineConfig, say: Say) -> int:
+    trigger = args.trigger or ("available-now" if args.once else "processing-time")
+    if args.once and trigger != "available-now":
+        raise ConfigError([ConfigProblem("silver", "--once with --stream means --trigger available-now")])
+    result = stream_silver(config, trigger="available_now" if trigger == "available-now" else "processing_time",
+                           interval_seconds=args.interval, checkpoint_root=args.checkpoints, progress=say)
+    for table, error in result.errors.items():
+        say(f"silver {table} FAILED: {error}")
     return 0 if result.ok else 1
 
 
