@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 from pyspark.sql import SparkSession
 
+import pipelines
 from pipelines.config import load_pipeline
 from pipelines.engine import EngineSpec, classic_conf
 from pipelines.silver_runner import run_silver
@@ -60,6 +61,7 @@ def submitted_session(engine: EngineSpec) -> SparkSession | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the silver tables of a pipeline file; 0 if every table applied."""
     args = parse_args(argv)
+    print(f"silver_job: cdc-lakehouse from {os.path.dirname(os.path.dirname(pipelines.__file__))}", flush=True)
     cfg = load_pipeline(args.config).config
     engine = cfg.engine
     if args.engine is not None:

@@ -98,12 +98,12 @@ class SilverProcess:
     runs: int = 0
     proc: subprocess.Popen[bytes] | None = None
 
-    def start(self, argv: Sequence[str]) -> SilverProcess:
+    def start(self, argv: Sequence[str], env: dict[str, str] | None = None) -> SilverProcess:
         self.runs += 1
         with self.stdout.open("wb") as out, self.stderr.open("wb") as err:
             # its own process group: a kill takes the Python driver and its JVM down at the same instant
-            self.proc = subprocess.Popen(list(argv), stdout=out, stderr=err, cwd=ROOT, env=child_env(),
-                                         start_new_session=True)
+            self.proc = subprocess.Popen(list(argv), stdout=out, stderr=err, cwd=ROOT,
+                                         env={**child_env(), **(env or {})}, start_new_session=True)
         return self
 
     def start_cli(self, config: Path, *args: str) -> SilverProcess:
