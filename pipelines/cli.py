@@ -36,7 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     sil = with_config("silver", "build silver tables from bronze")
     sil.add_argument("--once", action="store_true", help="process everything new, then return")
     sil.add_argument("--stream", action="store_true",
-                     help="run as Spark Structured Streaming queries (engine kind 'spark' or 'connect', not Sail)")
+                     help="run as Spark Structured Streaming queries (engine kind 'spark'; not Sail)")
     sil.add_argument("--trigger", choices=["available-now", "processing-time"], default=None,
                      help="with --stream: available-now (everything available, then return; the default with "
                           "--once) or processing-time (a micro-batch every --interval seconds; the default)")

@@ -67,7 +67,7 @@ def stream_refusal(engine: EngineSpec, options: SilverOptions) -> str | None:
     """Why this configuration cannot run silver as Structured Streaming, or None if it can."""
     if engine.kind == "sail":
         return ("--stream needs Structured Streaming with a Delta source and foreachBatch, which Sail does not "
-                "have; use engine kind 'spark' (or 'connect' to a Spark cluster), or drop --stream to use the "
+                "have; use engine kind 'spark', or drop --stream to use the "
                 "incremental runner")
     transactional = sorted(s for s, mode in options.consistency.items() if mode == "transaction")
     if transactional:

@@ -115,6 +115,8 @@ def test_cli_refuses_stream_on_sail_with_exit_2(tmp_path, capsys):
     assert main(["silver", "-c", str(config), "--stream"]) == EXIT_CONFIG
     err = capsys.readouterr().err
     assert "Sail" in err and "--stream" in err and "Traceback" not in err
+    assert main(["silver", "-c", str(config), "--trigger", "available-now"]) == EXIT_CONFIG
+    assert "only apply with --stream" in capsys.readouterr().err
 
 
 @pytest.mark.spark

@@ -4,8 +4,9 @@
   ``accounts`` and ``orders`` and a small classic Spark engine (``local[2]``, two shuffle
   partitions, no UI).
 * `child_env`: the environment of a Spark driver subprocess: no Spark Connect markers left by
-  this process, and a JVM tuned for short runs (C1 JIT only, serial GC: a cold micro-batch of a
-  few hundred rows took 46 s with the default JIT on this 2-core machine under load, 14 s so).
+  this process, and a JVM tuned for short runs (C1 JIT only, serial GC, a code cache that does
+  not fill up: a cold increment of a few hundred rows took 46 s with the default JIT on this
+  2-core machine under load, 14 s so).
 * `SilverProcess`: ``cdc-lakehouse silver`` (or any argv) in a subprocess with numbered logs.
 * `silver_problems`: silver (read with delta-rs) against ``SELECT`` from the source (psycopg);
   independent of the code under test.
@@ -31,7 +32,7 @@ from tests.pipelines.exactly_once_support import pipeline_yaml
 
 SPARK_CONF = {"spark.master": "local[2]", "spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false",
               "spark.ui.showConsoleProgress": "false", "spark.databricks.delta.snapshotPartitions": "2"}
-JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:ReservedCodeCacheSize=256m"
 SILVER_COLUMNS = {"accounts": ("id", "balance", "note"), "orders": ("id", "account_id", "qty", "status")}
 """The silver tables the pipeline declares (over the exactly-once tests' schema) and their source columns."""
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,9 +44,12 @@ def engine_yaml(kind: str = "spark") -> str:
 
 
 def pipeline_with_silver(root: str, dsn: str, *, slot: str, engine: str = "spark", interval_ms: int = 200,
-                         max_records: int = 5000) -> str:
-    """The pipeline file: capture of the exactly-once schema, silver ``accounts`` and ``orders``."""
-    silver = "silver:\n" + "".join(f"  - {{table: {t}, source: pg.public.{t}}}\n" for t in SILVER_COLUMNS)
+                         max_records: int = 5000, silver_interval_s: float = 10,
+                         tables: Sequence[str] = tuple(SILVER_COLUMNS)) -> str:
+    """The pipeline file: capture of the exactly-once schema, silver ``tables`` (``accounts`` and
+    ``orders`` by default)."""
+    silver = "silver:\n" + "".join(f"  - {{table: {t}, source: pg.public.{t}}}\n" for t in tables)
+    silver += f"silver_options: {{interval_seconds: {silver_interval_s}}}\n"
     return pipeline_yaml(root, dsn, slot=slot, interval_ms=interval_ms, max_records=max_records) + silver + \
         engine_yaml(engine)
 
