@@ -134,11 +134,12 @@ def _setup(pg_db: str, tmp_path: Path, slot: str) -> tuple[Path, Path, CapturePr
     root = tmp_path / "lake"
     create_schema(pg_db, **SIZES)
     config = tmp_path / "pipeline.yaml"
-    config.write_text(pipeline_with_silver(str(root), pg_db, slot=slot, silver_interval_s=0.5, tables=list(TABLES)))
+    config.write_text(pipeline_with_silver(str(root), pg_db, slot=slot, silver_interval_s=0.5, tables=list(TABLES),
+                                           interval_ms=1000))
     capture = CaptureProcess(config, tmp_path)
     capture.run_until_idle()  # the initial snapshot: streams start once it is complete
     capture.start()
-    work = Workload(pg_db, seed=20261127, sizes=SIZES, pause_s=0.03).start()
+    work = Workload(pg_db, seed=20261127, sizes=SIZES, pause_s=0.05).start()
     return root, config, capture, work
 
 
