@@ -1,23 +1,36 @@
 """``spark-submit`` / Databricks entrypoint for the silver tables.
 
-    spark-submit jobs/silver_job.py -c pipeline.yaml --once --engine spark
+    spark-submit --jars <delta jars> --py-files cdc_lakehouse-*.whl jobs/silver_job.py \\
+        -c pipeline.yaml --once --engine spark
+    spark-submit ... jobs/silver_job.py -c pipeline.yaml --engine spark --stream [--trigger available-now]
 
-Parses arguments, loads the pipeline file and calls `pipelines.silver_runner.run_silver`.
-Under ``spark-submit`` or on Databricks pass ``--engine spark`` so the job uses the session it
-was given (the file's ``engine:`` is used otherwise). Exit code 0 when every table applied, 1
-when one failed, 2 (with the message, no traceback) when the pipeline file is invalid. Source
-passwords are not needed: the job never connects to a source.
+Parses arguments, loads the pipeline file and calls `pipelines.silver_runner.run_silver`
+(incremental runner) or, with ``--stream``, `pipelines.silver_stream.run_streams` (Structured
+Streaming). Under ``spark-submit`` or on Databricks pass ``--engine spark`` so the job uses the
+Spark it was given: under ``spark-submit`` the session is built from spark-submit's settings
+(``--master``, ``--jars``, ``--conf``) plus the Delta extension and UTC, never a local master
+of its own; on Databricks the active session is used as is. The file's ``engine:`` is used
+otherwise. Exit code 0 when every table applied, 1 when one failed, 2 (with the message, no
+traceback) when the pipeline file is invalid. Source passwords are not needed: the job never
+connects to a source.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
-from pipelines.engine import EngineSpec
+from pyspark.sql import SparkSession
+
+import pipelines
+from pipelines.engine import EngineSpec, classic_conf
 from pipelines.silver_runner import run_silver
+from pipelines.silver_stream import run_streams, stream_refusal
 from pipelines.validation import ConfigError, load_validated
+
+EXIT_CONFIG = 2
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -28,23 +41,55 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--engine", choices=["sail", "spark", "connect"], default=None,
                         help="override the file's engine kind (use 'spark' under spark-submit/Databricks)")
     parser.add_argument("--url", default=None, help="Spark Connect URL for --engine connect")
+    parser.add_argument("--stream", action="store_true", help="run as Structured Streaming queries")
+    parser.add_argument("--trigger", choices=["available-now", "processing-time"], default=None,
+                        help="with --stream: available-now (the default with --once) or processing-time")
+    parser.add_argument("--interval", type=float, default=None, help="with --stream: processing-time interval (s)")
+    parser.add_argument("--checkpoints", default=None, help="with --stream: checkpoint folder (one per table)")
     return parser.parse_args(argv)
+
+
+def submitted_session(engine: EngineSpec) -> SparkSession | None:
+    """Under ``spark-submit`` with a classic engine: the session from spark-submit's settings, with
+    Delta Lake and the engine's conf (see module doc); None when not launched by spark-submit."""
+    if engine.kind != "spark" or "PYSPARK_GATEWAY_PORT" not in os.environ:
+        return None
+    builder = SparkSession.Builder()
+    for key, value in classic_conf(engine, delta_pip=True).items():  # no jars, no master: spark-submit's
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the silver tables of a pipeline file; 0 if every table applied, 2 if the file is invalid."""
     args = parse_args(argv)
+    print(f"silver_job: cdc-lakehouse from {os.path.dirname(os.path.dirname(pipelines.__file__))}", flush=True)
     try:
         cfg = load_validated(args.config, secrets=False, connectors=False).config
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_CONFIG
     engine = cfg.engine
     if args.engine is not None:
         engine = EngineSpec(kind=args.engine, url=args.url, conf=dict(cfg.engine.conf))
+    sources = cfg.topic_prefixes()
+    if args.stream:
+        refusal = stream_refusal(engine, cfg.silver_options)
+        if refusal is not None:
+            print(f"error: {refusal}", file=sys.stderr)
+            return EXIT_CONFIG
+    spark = submitted_session(engine)  # borrowed by the drivers' session factory, not stopped by them
+    if args.stream:
+        trigger = args.trigger or ("available-now" if args.once else "processing-time")
+        interval = cfg.silver_options.interval_seconds if args.interval is None else args.interval
+        streamed = run_streams(root=cfg.lakehouse.root, engine=engine, tables=cfg.silver, options=cfg.silver_options,
+                               sources=sources, trigger="available_now" if trigger == "available-now"
+                               else "processing_time", interval_seconds=interval, checkpoint_root=args.checkpoints,
+                               progress=print, spark=spark)
+        return 0 if streamed.ok else 1
     result = run_silver(root=cfg.lakehouse.root, engine=engine, tables=cfg.silver, options=cfg.silver_options,
-                        sources=cfg.topic_prefixes(), once=args.once, progress=print,
-                        storage_options=cfg.lakehouse.storage_options or None)
+                        sources=sources, once=args.once, progress=print,
+                        storage_options=cfg.lakehouse.storage_options or None, spark=spark)
     return 0 if result.ok else 1
 
 

@@ -46,6 +46,16 @@ def _parser() -> argparse.ArgumentParser:
     cap.add_argument("--source", action="append", help="only this source (repeatable)")
     sil = with_config("silver", "build silver tables from bronze")
     sil.add_argument("--once", action="store_true", help="process everything new, then return")
+    sil.add_argument("--stream", action="store_true",
+                     help="run as Spark Structured Streaming queries (engine kind 'spark'; not Sail)")
+    sil.add_argument("--trigger", choices=["available-now", "processing-time"], default=None,
+                     help="with --stream: available-now (everything available, then return; the default with "
+                          "--once) or processing-time (a micro-batch every --interval seconds; the default)")
+    sil.add_argument("--interval", type=float, default=None, metavar="S",
+                     help="with --stream: the processing-time interval (default: silver_options.interval_seconds)")
+    sil.add_argument("--checkpoints", default=None, metavar="DIR",
+                     help="with --stream: checkpoint folder, one subfolder per table "
+                          "(default: <root>/silver/_checkpoints)")
     with_config("run", "capture and build silver continuously")
     with_config("status", "show committed offsets and bronze table sizes")
     imp = sub.add_parser("import-debezium", parents=[common],

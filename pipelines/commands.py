@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from cdc_sources.spi import ConfigError, ConfigProblem
+from pipelines.config import PipelineConfig
 from pipelines.extras import require, require_engine
 from pipelines.validation import load_validated
 
@@ -47,6 +48,11 @@ def _capture(args: argparse.Namespace, say: Say) -> int:
 def _silver(args: argparse.Namespace, say: Say) -> int:
     # silver reads bronze: no connector (nor its driver, nor its secrets) is needed
     loaded = load_validated(args.config, secrets=False, connectors=False)
+    if args.stream:
+        return _silver_stream(args, loaded.config, say)
+    stream_only = [f"--{name}" for name in ("trigger", "interval", "checkpoints") if getattr(args, name) is not None]
+    if stream_only:
+        raise ConfigError([ConfigProblem("silver", f"{', '.join(stream_only)} only apply with --stream")])
     require_engine(loaded.config.engine)
     from pipelines.silver_commands import build_silver, silver_summary
 
@@ -61,6 +67,19 @@ def _silver(args: argparse.Namespace, say: Say) -> int:
     else:
         for failed in result.errors:
             print(f"silver {failed.table} FAILED: {failed.error}", file=sys.stderr, flush=True)
+    return 0 if result.ok else 1
+
+
+def _silver_stream(args: argparse.Namespace, config: PipelineConfig, say: Say) -> int:
+    trigger = args.trigger or ("available-now" if args.once else "processing-time")
+    if args.once and trigger != "available-now":
+        raise ConfigError([ConfigProblem("silver", "--once with --stream means --trigger available-now")])
+    from pipelines.silver_commands import stream_silver
+
+    result = stream_silver(config, trigger="available_now" if trigger == "available-now" else "processing_time",
+                           interval_seconds=args.interval, checkpoint_root=args.checkpoints, progress=say)
+    for table, error in result.errors.items():
+        print(f"silver {table} FAILED: {error}", file=sys.stderr, flush=True)  # an error: shown under -q too
     return 0 if result.ok else 1
 
 

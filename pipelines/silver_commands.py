@@ -5,9 +5,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+from cdc_sources.spi import ConfigError, ConfigProblem
 from pipelines.capture import run_capture
 from pipelines.config import PipelineConfig
 from pipelines.silver_runner import SilverRunResult, run_silver
+from pipelines.silver_stream import StreamRunResult, Trigger, run_streams, stream_refusal
 
 Progress = Callable[[str], None]
 
@@ -19,6 +21,25 @@ def build_silver(config: PipelineConfig, *, once: bool, progress: Progress | Non
         root=config.lakehouse.root, engine=config.engine, tables=config.silver, options=config.silver_options,
         sources=config.topic_prefixes(), once=once, progress=progress,
         storage_options=config.lakehouse.storage_options or None, stop=stop,
+    )
+
+
+def stream_silver(config: PipelineConfig, *, trigger: Trigger, interval_seconds: float | None = None,
+                  checkpoint_root: str | None = None, progress: Progress | None = None,
+                  stop: threading.Event | None = None) -> StreamRunResult:
+    """Run the pipeline's silver tables as Structured Streaming queries (`pipelines.silver_stream`).
+
+    Raises:
+        ConfigError: the engine cannot stream (Sail) or the options ask for what streaming does not do.
+    """
+    refusal = stream_refusal(config.engine, config.silver_options)
+    if refusal is not None:
+        raise ConfigError([ConfigProblem("silver", refusal)])
+    interval = config.silver_options.interval_seconds if interval_seconds is None else interval_seconds
+    return run_streams(
+        root=config.lakehouse.root, engine=config.engine, tables=config.silver, options=config.silver_options,
+        sources={s.name: s.name for s in config.sources}, trigger=trigger, interval_seconds=interval,
+        checkpoint_root=checkpoint_root, progress=progress, stop=stop,
     )
 
 

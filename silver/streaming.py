@@ -10,6 +10,17 @@ is also updated after each batch, so the two drivers can be swapped. Re-running 
 Triggers: ``available_now`` (process everything available, then stop: the streaming form of
 ``--once``) or ``processing_time`` (a micro-batch every ``interval_seconds``).
 
+Bronze commits that remove files: a bronze table only grows, except when the capture discards
+the rows of an interrupted snapshot (`bronze.writer.BronzeWriter.discard_incomplete_snapshot`,
+a commit of remove actions only) before snapshotting again, and the new attempt's rows reuse
+the discarded rows' ``seq`` values. ``skipChangeCommits`` would let the stream go on past such
+a commit, but silently wrong: it would have applied the discarded rows and would then skip the
+new rows whose ``seq`` is not above the progress. So the stream is read without it and stops at
+such a commit with Delta's error (`CHANGE_COMMIT_HINT` says what to do: rebuild). The usual
+case, a capture killed during the *initial* snapshot, never reaches a stream: streams are
+started once the initial snapshot has completed (`pipelines.silver_stream`), and a new query
+starts from the table as it is then, without the discarded files.
+
 Sail has no Structured Streaming with a Delta source or ``foreachBatch``; there, use the
 incremental runner (``cdc-lakehouse silver``), which drives increments itself.
 """
@@ -28,16 +39,24 @@ from pyspark.sql.streaming.query import StreamingQuery
 from bronze.schema import COL_SEQ, topic_path
 from silver.context import ApplyContext, ApplyResult
 from silver.declarations import SilverOptions, SilverTable
-from silver.errors import EngineCapabilityError
+from silver.errors import EngineCapabilityError, SilverTableError
 from silver.increment import apply_increment
 from silver.progress import Progress, ProgressStore
 from silver.schema_history import TopicSchema, load_topic_schemas
 from silver.target import SilverTarget
 
-__all__ = ["ApplyFn", "ProgressRecorder", "StreamSettings", "start_stream"]
+__all__ = ["CHANGE_COMMIT_HINT", "ApplyFn", "BatchReport", "ProgressRecorder", "StreamSettings", "start_stream"]
 
 ApplyFn = Callable[..., ApplyResult]
 """``apply_increment``'s signature: (ctx, decl, target, bronze_batch, *, expected_keys)."""
+
+BatchReport = Callable[[str], None]
+"""Receives one line when a micro-batch starts applying and one when it is applied."""
+
+CHANGE_COMMIT_HINT = (
+    "bronze removed rows (a snapshot was discarded and taken again): rebuild the silver table (delete it, its "
+    "progress record and its checkpoint, then stream again)")
+"""What to do when a bronze stream stops at a commit that removed files (see module doc)."""
 
 
 @dataclass(frozen=True)
@@ -68,7 +87,7 @@ class ProgressRecorder(Protocol):
 
 
 def _batch_handler(root: str, decl: SilverTable, source: str, options: SilverOptions, state: str,
-                   store: ProgressRecorder, apply_fn: ApplyFn) -> Callable[[DataFrame, int], None]:
+                   store: ProgressRecorder, apply_fn: ApplyFn, report: BatchReport) -> Callable[[DataFrame, int], None]:
     """The ``foreachBatch`` function: apply one micro-batch, then record progress."""
     quarantine = options.quarantine.location or f"{root.rstrip('/')}/silver/_quarantine"
     target = SilverTarget.for_declaration(root, decl)
@@ -84,20 +103,24 @@ def _batch_handler(root: str, decl: SilverTable, source: str, options: SilverOpt
 
         ctx = ApplyContext(session, options, f"stream-{decl.table}-{epoch_id}", state, quarantine, schemas)
         previous = store.read(decl.table)
-        if previous is not None:  # rows the other driver already applied
+        if previous is not None:  # rows already applied (a replayed batch, or the other driver)
             batch = batch.where(sf.col(COL_SEQ) > previous.last_seq)
+        report(f"silver {decl.table}: micro-batch {epoch_id} applying")
         result = apply_fn(ctx, decl, target, batch, expected_keys=previous.keys if previous else None)
         if result.max_seq is not None and (previous is None or result.max_seq > previous.last_seq):
             keys = result.keys or (previous.keys if previous else ())
             store.write(Progress(decl.table, decl.source, result.max_seq, None, keys, ctx.run_id,
                                  dt.datetime.now(dt.UTC)))
+        report(f"silver {decl.table}: micro-batch {epoch_id} applied: {result.events} events -> "
+               f"{result.upserts} upserts, {result.deletes} deletes (seq <= {result.max_seq})")
 
     return on_batch
 
 
 def start_stream(spark: SparkSession, *, root: str, decl: SilverTable, source: str, options: SilverOptions,
                  settings: StreamSettings, apply_fn: ApplyFn = apply_increment,
-                 bronze_schema: Any = None, progress_store: ProgressRecorder | None = None) -> StreamingQuery:
+                 bronze_schema: Any = None, progress_store: ProgressRecorder | None = None,
+                 report: BatchReport | None = None) -> StreamingQuery:
     """Start the streaming query of one silver table (see module doc).
 
     Args:
@@ -110,13 +133,14 @@ def start_stream(spark: SparkSession, *, root: str, decl: SilverTable, source: s
         apply_fn: the apply function (tests inject a recorder).
         bronze_schema: the bronze stream schema, for sources that need one (parquet).
         progress_store: where progress is recorded (default: the state location's store).
+        report: receives a line as each micro-batch starts and ends applying.
 
     Raises:
         EngineCapabilityError: the engine has no Structured Streaming for this source.
     """
     state = (options.state_location or f"{root.rstrip('/')}/silver/_cdc").rstrip("/")
     store = progress_store if progress_store is not None else ProgressStore(spark, state)
-    on_batch = _batch_handler(root, decl, source, options, state, store, apply_fn)
+    on_batch = _batch_handler(root, decl, source, options, state, store, apply_fn, report or (lambda _line: None))
     try:
         reader = spark.readStream.format(settings.source_format).options(**dict(settings.read_options))
         if bronze_schema is not None:
@@ -128,9 +152,11 @@ def start_stream(spark: SparkSession, *, root: str, decl: SilverTable, source: s
         else:
             writer = writer.trigger(processingTime=f"{settings.interval_seconds} seconds")
         return writer.start()
-    except Exception as exc:  # nothing ran yet: the engine cannot run this query
+    except Exception as exc:  # nothing ran yet
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        problem = f"silver table {decl.table!r}: cannot start the Structured Streaming query on {decl.source} ({first})"
+        if ".connect." not in type(spark).__module__:  # classic Spark streams: the cause is elsewhere
+            raise SilverTableError(problem, table=decl.table) from exc
         raise EngineCapabilityError(
-            f"silver table {decl.table!r}: cannot start the Structured Streaming query on {decl.source} ({first}). "
-            "Sail has no Structured Streaming with Delta or foreachBatch: use the incremental runner "
-            "('cdc-lakehouse silver') there", table=decl.table) from exc
+            f"{problem}. Sail has no Structured Streaming with Delta or foreachBatch: use the incremental "
+            "runner ('cdc-lakehouse silver') there", table=decl.table) from exc

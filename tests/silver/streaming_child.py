@@ -1,83 +1,95 @@
-"""Runs the Structured Streaming driver on classic Spark in a fresh interpreter (see test_streaming).
+"""Structured Streaming on classic Spark + Delta over a lakehouse a real capture filled (see
+test_streaming). Runs in a fresh interpreter: pyspark cannot start a classic (JVM) session in a
+process that made Spark Connect sessions. Prints one JSON line.
 
-pyspark cannot start a classic (JVM) session in a process that already made Spark Connect
-sessions, so the test runs this script in a subprocess. Prints one JSON line with what the
-recorded apply function saw and the progress records.
+Steps, on one session:
+
+1. every Delta table under ``<root>/bronze`` (data, offsets, schema history) gets a delta-rs
+   checkpoint; delta-spark must read each with the rows delta-rs reads (protocol, table
+   properties and column types are reported);
+2. on a copy of the lakehouse whose last offsets row says the snapshot is incomplete, an
+   available-now run starts no query;
+3. an available-now run streams every table into silver (the test compares with the source);
+4. a commit that removes bronze files (what discarding a snapshot writes): the
+   next available-now run must stop at it and say to rebuild, leaving silver as it was.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import os
+import shutil
 import sys
+from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
-from pyspark.sql.types import StructType
+from deltalake import DeltaTable, write_deltalake
 
-from bronze.schema import BRONZE_SCHEMA, topic_path
-from pipelines.engine import EngineSpec, _classic_session, stop_session
-from silver.context import ApplyResult
-from silver.declarations import SilverOptions, SilverTable
-from silver.progress import Progress
-from silver.streaming import StreamSettings, start_stream
-
-TOPIC = "shop.public.t"
-SCHEMA = {"type": "struct", "fields": [
-    {"name": n, "type": t, "nullable": nullable, "metadata": {}} for n, t, nullable in [
-        ("key", "string", True), ("value", "string", True), ("op", "string", True), ("seq", "long", False),
-        ("position", "string", False), ("schema_id", "string", True),
-        ("headers", {"type": "map", "keyType": "string", "valueType": "string", "valueContainsNull": True}, True),
-        ("ingested_at", "timestamp", False), ("batch", "long", False)]]}
+from bronze.schema import OFFSETS_SCHEMA, offsets_path, topic_path
+from pipelines.config import load_pipeline
+from pipelines.engine import create_session, stop_session
+from pipelines.silver_stream import run_streams
 
 
-class MemoryProgress:
-    def __init__(self) -> None:
-        self.records: dict[str, Progress] = {}
-
-    def read(self, table: str) -> Progress | None:
-        return self.records.get(table)
-
-    def write(self, progress: Progress) -> None:
-        self.records[progress.table] = progress
+def _delta_tables(folder: Path) -> list[Path]:
+    return sorted(p.parent for p in folder.rglob("_delta_log") if p.is_dir())
 
 
-def bronze_file(root: str, name: str, seqs: list[int]) -> None:
-    now = dt.datetime.now(dt.UTC)
-    rows = [{"key": f'{{"id":{s}}}', "value": "{}", "op": "c", "seq": s, "position": "{}", "schema_id": "v1",
-             "headers": None, "ingested_at": now, "batch": 1} for s in seqs]
-    os.makedirs(topic_path(root, TOPIC), exist_ok=True)
-    pq.write_table(pa.Table.from_pylist(rows, schema=BRONZE_SCHEMA), f"{topic_path(root, TOPIC)}/{name}.parquet")
-
-
-def main(workdir: str) -> None:
-    root = f"{workdir}/lake"
-    spark = _classic_session(EngineSpec(kind="spark", conf={"spark.sql.shuffle.partitions": "2"}), with_delta=False)
-    seen: list[dict[str, object]] = []
-    store = MemoryProgress()
-
-    def record(ctx, decl, target, batch, *, expected_keys=None):  # type: ignore[no-untyped-def]
-        seqs = sorted(r["seq"] for r in batch.select("seq").collect())
-        seen.append({"run_id": ctx.run_id, "seqs": seqs, "expected_keys": expected_keys,
-                     "target": target.location})
-        return ApplyResult(events=len(seqs), max_seq=max(seqs), keys=("id",))
-
-    settings = StreamSettings(checkpoint_location=f"{workdir}/ckpt", source_format="parquet")
-    decl = SilverTable(table="t", source=TOPIC)
+def main(config_file: str, report: str) -> None:
+    cfg = load_pipeline(config_file).config
+    root = cfg.lakehouse.root
+    spark = create_session(cfg.engine)
+    out: dict[str, object] = {}
     try:
-        for name, seqs in (("a", [1, 2, 3]), ("b", [4, 5])):
-            bronze_file(root, name, seqs)
-            query = start_stream(spark, root=root, decl=decl, source="shop", options=SilverOptions(),
-                                 settings=settings, apply_fn=record, bronze_schema=StructType.fromJson(SCHEMA),
-                                 progress_store=store)
-            query.awaitTermination(300)
-            assert query.exception() is None, query.exception()
+        tables = {}
+        for path in _delta_tables(Path(root) / "bronze"):
+            table = DeltaTable(str(path))
+            table.create_checkpoint()
+            rust = table.to_pyarrow_table()
+            df = spark.read.format("delta").load(str(path))
+            spark_rows = df.count()
+            same = spark_rows == rust.num_rows
+            if "seq" in rust.column_names:
+                same = same and sorted(r["seq"] for r in df.select("seq").collect()) == sorted(
+                    rust.column("seq").to_pylist())
+            protocol = table.protocol()
+            tables[str(path.relative_to(Path(root) / "bronze"))] = {
+                "rows": rust.num_rows, "spark_reads_the_same": same,
+                "protocol": [protocol.min_reader_version, protocol.min_writer_version],
+                "configuration": table.metadata().configuration,
+                "spark_types": {f.name: f.dataType.simpleString() for f in df.schema.fields},
+            }
+        out["bronze"] = tables
+
+        copy = f"{root}-incomplete"
+        shutil.copytree(root, copy)
+        last = max(DeltaTable(offsets_path(copy, "pg")).to_pyarrow_table(columns=["batch"]).column("batch")
+                   .to_pylist())
+        write_deltalake(offsets_path(copy, "pg"), pa.Table.from_pydict(
+            {"batch": [last + 1], "offset": ['{"lsn": 1, "snapshot": true}'], "snapshot_completed": [False],
+             "topics": [[]], "records": [0], "committed_at": [dt.datetime.now(dt.UTC)]}, schema=OFFSETS_SCHEMA),
+            mode="append")
+        gated = run_streams(root=copy, engine=cfg.engine, tables=cfg.silver, options=cfg.silver_options,
+                            sources={"pg": "pg"}, trigger="available_now", spark=spark, progress=print)
+        out["incomplete_snapshot"] = {"started": gated.started, "waiting": gated.waiting}
+
+        lines: list[str] = []
+        first = run_streams(root=root, engine=cfg.engine, tables=cfg.silver, options=cfg.silver_options,
+                            sources={"pg": "pg"}, trigger="available_now", spark=spark, progress=lines.append)
+        out["first"] = {"started": first.started, "errors": first.errors, "lines": lines}
+
+        accounts = DeltaTable(topic_path(root, "pg.public.accounts"))
+        batches = sorted(set(accounts.to_pyarrow_table(columns=["batch"]).column("batch").to_pylist()))
+        accounts.delete(f"batch >= {batches[-1]}")  # whole files go: a commit of remove actions only
+        kept = accounts.to_pyarrow_table(columns=["seq"]).num_rows
+        again = run_streams(root=root, engine=cfg.engine, tables=cfg.silver, options=cfg.silver_options,
+                            sources={"pg": "pg"}, trigger="available_now", spark=spark, progress=print)
+        out["after_remove"] = {"errors": again.errors, "bronze_rows_kept": kept,
+                               "last_commit": accounts.history(1)[0].get("operation")}
     finally:
         stop_session(spark)
-    print(json.dumps({"seen": seen, "last_seq": store.records["t"].last_seq,
-                      "checkpoint": sorted(os.listdir(f"{workdir}/ckpt"))}))
+    Path(report).write_text(json.dumps(out, default=str))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2])
