@@ -42,7 +42,7 @@ def test_run_silver_starts_and_stops_its_own_engine(tmp_path):
 
 
 @pytest.mark.spark
-def test_increments_read_only_new_bronze_files(tmp_path, capsys, spark):
+def test_increments_read_only_new_bronze_files(tmp_path, capsys, spark, engine):
     root = str(tmp_path)
     b = _builder(root)
     for batch in range(5):
@@ -60,8 +60,12 @@ def test_increments_read_only_new_bronze_files(tmp_path, capsys, spark):
     assert files is not None
     rng = plan_range(files, 5)
     assert rng is not None
+    increment = read_range(spark, b.path, rng)
+    if engine == "spark":  # Delta on classic Spark skips files when the scan is prepared: it reads one
+        assert len(increment.inputFiles()) == 1
+        return
     capsys.readouterr()
-    read_range(spark, b.path, rng).explain()
+    increment.explain()  # Sail's plan lists the files it scans
     plan = capsys.readouterr().out
     assert plan.count(".parquet") == 1
 
