@@ -42,7 +42,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--engines", default=",".join(ENGINES),
                      help="comma-separated Spark engines the silver tests run on (sail, spark)")
     parser.addoption("--engine-tests-only", action="store_true",
-                     help="run only the engine-parametrised tests (scripts/test.sh runs the classic half apart)")
+                     help="run only the engine-parametrised and classic_spark tests (scripts/test.sh runs "
+                          "the classic half apart)")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -68,12 +69,15 @@ def _engine_of(item: pytest.Item) -> str | None:
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Run every classic-engine test last (see module doc); order is otherwise kept.
-    ``--engine-tests-only`` deselects the tests that do not run on an engine."""
+    ``--engine-tests-only`` keeps only the tests that run on an engine or start classic Spark
+    themselves (marked ``classic_spark``)."""
     if config.getoption("--engine-tests-only"):
-        others = [i for i in items if _engine_of(i) is None]
+        def wanted(item: pytest.Item) -> bool:
+            return _engine_of(item) is not None or item.get_closest_marker("classic_spark") is not None
+        others = [i for i in items if not wanted(i)]
         if others:
             config.hook.pytest_deselected(items=others)
-            items[:] = [i for i in items if _engine_of(i) is not None]
+            items[:] = [i for i in items if wanted(i)]
     items[:] = ([i for i in items if _engine_of(i) != "spark"] + [i for i in items if _engine_of(i) == "spark"])
 
 

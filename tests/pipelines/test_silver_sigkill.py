@@ -37,7 +37,7 @@ from tests.pipelines.exactly_once_support import Workload, create_schema
 from tests.support.capture_process import CaptureProcess
 from tests.support.silver_processes import SILVER_COLUMNS, SilverProcess, pipeline_with_silver, silver_problems
 
-pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.slow]
+pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.classic_spark, pytest.mark.slow]
 
 SIZES = {"accounts": 100, "big": 50, "orders": 300}
 TABLES = {"orders": SILVER_COLUMNS["orders"]}

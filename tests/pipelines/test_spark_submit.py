@@ -21,7 +21,7 @@ from tests.pipelines.exactly_once_support import Workload, create_schema
 from tests.support.capture_process import CaptureProcess
 from tests.support.silver_processes import ROOT, SPARK_CONF, SilverProcess, pipeline_with_silver, silver_problems
 
-pytestmark = [pytest.mark.integration, pytest.mark.postgres]
+pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.classic_spark]
 
 SIZES = {"accounts": 150, "big": 50, "orders": 150}
 SPARK_HOME = Path(pyspark.__file__).parent

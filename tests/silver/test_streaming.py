@@ -39,6 +39,7 @@ def _capture(text: str) -> None:
 
 @pytest.mark.integration
 @pytest.mark.postgres
+@pytest.mark.classic_spark
 def test_stream_over_delta_rs_bronze(pg_db, tmp_path):
     root = str(tmp_path / "lake")
     create_schema(pg_db, **SIZES)
@@ -78,6 +79,7 @@ def test_stream_over_delta_rs_bronze(pg_db, tmp_path):
 
 @pytest.mark.integration
 @pytest.mark.postgres
+@pytest.mark.classic_spark
 def test_cli_processing_time_stream_follows_a_live_capture(pg_db, tmp_path):
     root = str(tmp_path / "lake")
     create_schema(pg_db, **SIZES)
