@@ -136,9 +136,7 @@ def classic_conf(spec: EngineSpec, *, delta_pip: bool, jars: list[str] | None = 
     else ``delta_pip``: delta-spark is installed (its jars come via ``configure_spark_with_delta_pip``);
     otherwise the Delta artifact is fetched with ``spark.jars.packages``.
     """
-    conf = {**_DELTA_CONF, "spark.sql.session.timeZone": "UTC",
-            # Python workers run in this interpreter (its virtualenv), not whatever python3 is first on PATH
-            "spark.pyspark.python": sys.executable, "spark.pyspark.driver.python": sys.executable}
+    conf = {**_DELTA_CONF, "spark.sql.session.timeZone": "UTC"}
     if jars:
         conf["spark.jars"] = ",".join(jars)
     elif not delta_pip:
@@ -164,7 +162,12 @@ def _classic_session(spec: EngineSpec, *, with_delta: bool = True) -> SparkSessi
         configure_spark_with_delta_pip = None
     if active is None and not any(_is_connect_id(i) for i in _OWNED):
         os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)  # left behind by a stopped Connect session
-    builder = SparkSession.Builder().master("local[*]").appName("cdc-lakehouse-silver")
+    # A local session: Python workers run in this interpreter (its virtualenv) unless PYSPARK_PYTHON
+    # says otherwise (pyspark reads only the variable, else the first python3 on PATH), and the
+    # driver listens on loopback only.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = (SparkSession.Builder().master("local[*]").appName("cdc-lakehouse-silver")
+               .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1"))
     jars = local_jars()
     conf = classic_conf(spec, delta_pip=configure_spark_with_delta_pip is not None, jars=jars)
     if not with_delta:

@@ -68,3 +68,16 @@ def test_stop_session_ignores_sessions_it_did_not_create():
     foreign = Foreign()
     stop_session(foreign)  # type: ignore[arg-type]
     assert foreign.stopped is False
+
+
+@pytest.mark.spark
+def test_python_code_runs_in_this_interpreter_on_each_engine(spark):
+    """Python UDFs run in the test's own interpreter (its virtualenv), not the first python3 on PATH."""
+    import sys
+
+    from pyspark.sql import functions as sf
+    from pyspark.sql.types import StringType
+
+    where = sf.udf(lambda _x: sys.executable, StringType())
+    got = {r[0] for r in spark.range(2).select(where("id")).collect()}
+    assert got == {sys.executable}
