@@ -53,7 +53,14 @@ jars=$(.venv/bin/python -c 'from pipelines.spark_jars import local_jar_dir; prin
 if [ ! -f "$jars/.complete" ]; then
   echo "fetching the Delta Lake jars into $jars (maven/pom.xml)"
   rm -rf "$jars" && mkdir -p "$jars"
-  mvn -q -B -f maven/pom.xml dependency:copy-dependencies -DoutputDirectory="$jars" >/dev/null
+  mvn_log=$(mktemp)
+  if ! mvn -q -B -Dstyle.color=never -f maven/pom.xml dependency:copy-dependencies -DoutputDirectory="$jars" \
+       >"$mvn_log" 2>&1; then
+    cat "$mvn_log" >&2
+    echo "setup: fetching the Delta Lake jars failed (Maven output above)" >&2
+    exit 1
+  fi
+  rm -f "$mvn_log"
   touch "$jars/.complete"
 fi
 echo "installed: $(.venv/bin/cdc-lakehouse --help | head -1)"
