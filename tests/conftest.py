@@ -159,12 +159,29 @@ def _fresh_database(server: LocalPostgres, request: pytest.FixtureRequest) -> It
             for (slot,) in conn.execute(
                 "SELECT slot_name FROM pg_replication_slots WHERE database = %s", (name,)
             ).fetchall():
-                conn.execute(
-                    "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots "
-                    "WHERE slot_name = %s AND active_pid IS NOT NULL", (slot,)
-                )
-                conn.execute("SELECT pg_drop_replication_slot(%s)", (slot,))
+                _drop_slot(conn, slot)
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _drop_slot(conn: object, slot: str, timeout: float = 30.0) -> None:
+    """Terminate the slot's walsender and drop the slot once it is inactive: the backend exits
+    after ``pg_terminate_backend`` returns, later still on a loaded machine."""
+    import time
+
+    import psycopg
+
+    assert isinstance(conn, psycopg.Connection)
+    deadline = time.monotonic() + timeout
+    while True:
+        conn.execute("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots "
+                     "WHERE slot_name = %s AND active_pid IS NOT NULL", (slot,))
+        try:
+            conn.execute("SELECT pg_drop_replication_slot(%s)", (slot,))
+            return
+        except psycopg.errors.ObjectInUse:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
 
 
 @pytest.fixture(scope="session")

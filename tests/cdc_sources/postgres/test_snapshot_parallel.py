@@ -130,14 +130,24 @@ def test_tables_read_at_once_give_every_table_s_records_in_order(pg_db, snapshot
     assert _feed_threads() == []
 
 
-def test_blocks_of_tables_interleave(pg_db, snapshot):
-    with psycopg.connect(pg_db, autocommit=True) as conn:  # each takes longer to copy than a worker to start
+def test_blocks_of_tables_interleave(pg_db, snapshot, monkeypatch):
+    with psycopg.connect(pg_db, autocommit=True) as conn:
         for name in ("a", "b"):
             conn.execute(f"CREATE TABLE {name} (id int PRIMARY KEY, pad text)")
             conn.execute(f"INSERT INTO {name} SELECT g, repeat('x', 100) FROM generate_series(1, 150000) g")
+    monkeypatch.setattr(copy_source, "BLOCK_BYTES", 64 << 10)  # many blocks per table
     snap = snapshot()
-    items, _ = read(snap, ["a", "b"], threads=2, worker_min_bytes=0)
-    topics = [i.topic for i in items if isinstance(i, ChangeBlock)]
+    reader = snap.reader(ConverterSettings(), worker_min_bytes=0)
+    reader.max_threads = 2
+    topics = []
+    started = time.monotonic()
+    for item in reader.read(_tables(snap.conn, ["a", "b"], ConverterSettings())):
+        if isinstance(item, ChangeBlock):
+            topics.append(item.topic)
+            if not any(t.endswith(".b") for t in topics) and time.monotonic() - started < 30:
+                # a slow consumer: the bounded queue fills while the second worker starts, however
+                # loaded the machine is, so the first table cannot finish before the second begins
+                time.sleep(0.05)
     switches = sum(1 for x, y in itertools.pairwise(topics) if x != y)
     assert switches > 1, "the tables were read one after the other"
 
