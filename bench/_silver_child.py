@@ -33,7 +33,10 @@ HAND_SCHEMA = ("struct<before:struct<id:bigint>,"
                "after:struct<id:bigint,name:string,price:string,updated_at:bigint,qty:int>,"
                "op:string,source:struct<ts_ms:bigint>>")
 CLASSIC_CONF = {"spark.master": "local[2]", "spark.driver.memory": "4g", "spark.ui.enabled": "false",
-                "spark.ui.showConsoleProgress": "false"}
+                "spark.ui.showConsoleProgress": "false",
+                # Delta's snapshot state reconstruction defaults to 50 partitions: 50 tasks per
+                # table version read, on 2 cores
+                "spark.databricks.delta.snapshotPartitions": "2"}
 """Classic Spark sized for this 2-core machine (both sides alike); shuffle partitions come from the bench."""
 
 

@@ -74,6 +74,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--warmup", type=float, default=20.0, help="latency: seconds of writing before measuring")
     p.add_argument("--duration", type=float, default=75.0, help="latency: seconds of steady state measured")
     p.add_argument("--trigger", type=float, default=5.0, help="latency: processing-time trigger, seconds")
+    p.add_argument("--catch-up", type=float, default=180.0,
+                   help="latency: seconds to wait after the writer for the last change to reach silver")
     p.add_argument("--commit-interval-ms", type=int, default=500, help="latency: capture commit_interval_ms")
     add_output_options(p, kept="bronze, silver, server, child logs")
     args = p.parse_args(argv)
