@@ -159,9 +159,51 @@ class JobCounter:
         jobs = tracker.getJobIdsForGroup(f"bench-{self.n}")
         infos = [info for j in jobs if (info := tracker.getJobInfo(j)) is not None]
         stages = [s for info in infos for s in info.stageIds]
-        tasks = sum(info.numTasks for s in stages if (info := tracker.getStageInfo(s)) is not None)
-        self.counts.append({"jobs": len(jobs), "stages": len(stages), "tasks": tasks})
+        named = [(info.name, info.numTasks) for s in stages if (info := tracker.getStageInfo(s)) is not None]
+        self.counts.append({"jobs": len(jobs), "stages": len(stages), "tasks": sum(n for _, n in named),
+                            "stage_names": [f"{name} ({n} tasks)" for name, n in named]})
         self.sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+
+
+_STEPS = (("silver.increment", "scan_increment", "scan (one aggregate)"),
+          ("silver.increment", "_decode_plan", "decode plan"),
+          ("silver.increment", "stage", "dedupe + decode + staging write"),
+          ("silver.increment", "count_changes", "counts (one aggregate)"),
+          ("silver.increment", "_create", "create table (2 commits)"),
+          ("silver.increment", "_merge", "MERGE"),
+          ("silver.increment", "apply_evolution", "schema evolution"),
+          ("pipelines.silver_runner", "load_topic_schemas", "schema history read"),
+          ("pipelines.silver_runner", "bronze_files", "bronze files (delta-rs)"),
+          ("pipelines.silver_runner", "read_range", "bronze read (lazy)"))
+_METHODS = (("silver.target", "SilverTarget", "read", "silver table read"),
+            ("silver.progress", "ProgressStore", "read", "progress read"),
+            ("silver.progress", "ProgressStore", "write", "progress write"))
+
+
+def install_step_timers() -> dict[str, float]:
+    """Wrap the framework's steps with timers (seconds summed per step); returns the totals dict."""
+    import functools
+    import importlib
+
+    totals: dict[str, float] = {}
+
+    def wrap(fn: Any, label: str) -> Any:
+        @functools.wraps(fn)
+        def timed(*a: Any, **k: Any) -> Any:
+            started = time.monotonic()
+            try:
+                return fn(*a, **k)
+            finally:
+                totals[label] = totals.get(label, 0.0) + time.monotonic() - started
+        return timed
+
+    for module, name, label in _STEPS:
+        mod = importlib.import_module(module)
+        setattr(mod, name, wrap(getattr(mod, name), label))
+    for module, cls_name, name, label in _METHODS:
+        cls = getattr(importlib.import_module(module), cls_name)
+        setattr(cls, name, wrap(getattr(cls, name), label))
+    return totals
 
 
 def run_job(job: str, engine: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -181,17 +223,25 @@ def run_job(job: str, engine: str, args: dict[str, Any]) -> dict[str, Any]:
                 runs.append(t)
                 shutil.rmtree(silver, ignore_errors=True)
             out["runs_s"] = runs
-        elif job in ("framework", "framework_merge"):
+        elif job in ("framework", "framework_merge", "framework_steps"):
+            totals = install_step_timers() if job == "framework_steps" else None
+            steps = []
             runs = []
             for _ in range(args.get("runs", 2)):
                 reset_silver(root, engine)
                 if job == "framework_merge":
                     precreate_empty(spark, root, engine)
+                if totals is not None:
+                    totals.clear()
                 with counter:
                     res, t = _timed(lambda: framework(spark, root, engine))
                 runs.append(t)
                 out.update(_table_facts(res))
+                if totals is not None:
+                    steps.append(dict(totals))
             reset_silver(root, engine)
+            if steps:
+                out["steps_s"] = steps
             out["runs_s"] = runs
         elif job in ("load", "increment"):
             with counter:
