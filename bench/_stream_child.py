@@ -14,9 +14,10 @@ import sys
 import time
 from typing import Any
 
-from bench._silver_child import engine_spec
+from bench._silver_child import engine_spec, install_step_timers
 from pipelines.engine import create_session, stop_session
 from silver.declarations import SilverOptions, SilverTable
+from silver.increment import apply_increment
 from silver.streaming import StreamSettings, start_stream
 
 
@@ -30,9 +31,37 @@ def main() -> None:
                               interval_seconds=float(args["trigger"]))
     batches: dict[int, dict[str, Any]] = {}
     error = None
+    # every step of the apply timed (summed over the run; the apply itself counted per batch)
+    totals = install_step_timers()
+    import silver.increment
+    import silver.streaming
+
+    timed_load = silver.streaming.load_topic_schemas
+
+    def schemas(*a: Any, **k: Any) -> Any:
+        t = time.monotonic()
+        try:
+            return timed_load(*a, **k)
+        finally:
+            totals["schema history read"] = totals.get("schema history read", 0.0) + time.monotonic() - t
+
+    silver.streaming.load_topic_schemas = schemas  # type: ignore[assignment]
+    applies: list[dict[str, Any]] = []
+
+    def apply_fn(*a: Any, **k: Any) -> Any:
+        before = dict(totals)
+        t = time.monotonic()
+        try:
+            return silver.increment.apply_increment(*a, **k)
+        finally:
+            steps = {key: round(v - before.get(key, 0.0), 3) for key, v in totals.items()
+                     if v - before.get(key, 0.0) > 0}
+            applies.append({"at": time.time(), "apply_s": time.monotonic() - t, "steps_s": steps})
+
+    assert apply_fn is not apply_increment
     try:
         query = start_stream(spark, root=args["root"], decl=decl, source=args["source"], options=SilverOptions(),
-                             settings=settings)
+                             settings=settings, apply_fn=apply_fn)
         print(f"stream started after {session_start_s:.1f}s", flush=True)
         while not os.path.exists(args["stop_file"]):
             for p in query.recentProgress:
@@ -48,7 +77,8 @@ def main() -> None:
         query.stop()
     finally:
         stop_session(spark)
-    print("RESULT " + json.dumps({"session_start_s": session_start_s, "error": error,
+    print("RESULT " + json.dumps({"session_start_s": session_start_s, "error": error, "step_totals_s": totals,
+                                  "apply_s": applies,
                                   "batches": [batches[k] for k in sorted(batches)]}), flush=True)
 
 

@@ -68,6 +68,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--shuffle-partitions", type=int, default=4, help="spark.sql.shuffle.partitions, both sides")
     p.add_argument("--no-merge-variant", action="store_true",
                    help="apply: skip the framework run into an existing empty table")
+    p.add_argument("--steps", action="store_true",
+                   help="apply: also run silver --once once more per engine with its steps timed (profile)")
     p.add_argument("--rate", type=float, default=2000.0, help="latency: changes per second the writer commits")
     p.add_argument("--tx-changes", type=int, default=10, help="latency: changes per source transaction")
     p.add_argument("--latency-keys", type=int, default=20_000, help="latency: rows in the source table at start")
@@ -155,6 +157,10 @@ def scenario_apply(ctx: SilverContext, engines: list[str]) -> dict[str, Any]:
                 runs[job].append(r)
                 _say_child(ctx, f"{i + 1}/{a.repeat} {job}", r)
         per_engine[engine] = summarize_apply(runs, a.changes)
+        if a.steps:
+            r = run_child(ctx, "framework_steps", engine, {"root": str(root), "runs": a.runs})
+            _say_child(ctx, "framework, steps timed", r)
+            per_engine[engine]["steps"] = r
     return {"key": "apply", "title": f"{a.changes:,} changes over {a.keys:,} keys", "changes": a.changes,
             "keys": a.keys, "load_s": load_s, "engines": per_engine}
 
@@ -267,7 +273,33 @@ def _apply_table(s: dict[str, Any]) -> str:
             "process (session already started, its start-up given apart), warm = the same job again in the "
             "same session. Classic Spark: local[2], driver memory 4g, UI off; spark.sql.shuffle.partitions "
             "the same on both sides and engines.\n")
-    return head + "\n".join(rows) + "\n" + note
+    return head + "\n".join(rows) + "\n" + note + _steps_table(s)
+
+
+def _steps_table(s: dict[str, Any]) -> str:
+    """Where the framework's time goes (``--steps``): seconds per step, cold / warm, per engine."""
+    timed = {e: v["steps"] for e, v in s["engines"].items() if "steps" in v}
+    if not timed:
+        return ""
+    labels: list[str] = []
+    for r in timed.values():
+        for run in r["steps_s"]:
+            labels += [k for k in run if k not in labels]
+    head = ("\n#### Where `silver --once` spends its time (s, cold / warm; steps nest: the staging write "
+            "runs the dedupe and the decoding)\n\n| Step | " + " | ".join(ENGINE_NAMES[e] for e in timed) + " |\n|---|"
+            + "---:|" * len(timed) + "\n")
+    rows = []
+    for label in [*labels, "total"]:
+        cells = []
+        for r in timed.values():
+            vals = [r["runs_s"][i] if label == "total" else run.get(label, 0.0)
+                    for i, run in enumerate(r["steps_s"])]
+            cells.append(" / ".join(f"{v:.2f}" for v in vals))
+        rows.append(f"| {label} | " + " | ".join(cells) + " |")
+    jobs = "; ".join(f"{ENGINE_NAMES[e]}: " + ", ".join(f"{c['jobs']} jobs / {c['stages']} stages / {c['tasks']} tasks"
+                                                       for c in r.get("spark_jobs", []))
+                     for e, r in timed.items() if r.get("spark_jobs"))
+    return head + "\n".join(rows) + "\n" + (f"\nSpark jobs per run (classic): {jobs}.\n" if jobs else "")
 
 
 def _increment_table(s: dict[str, Any]) -> str:
