@@ -47,15 +47,18 @@ ENGINE_NAMES = {"sail": "Sail 0.7.2 (embedded, Spark Connect)", "spark": "classi
 RATIO_TARGET = 2.0
 LATENCY_TARGET_S = 15.0
 BUSY_LOAD = 2.5
-QUICK = {"changes": 50_000, "keys": 12_500, "big_rows": 200_000, "big_files": 4, "delta": 2_000, "repeat": 1,
-         "runs": 1, "warmup": 10.0, "duration": 20.0, "latency_keys": 2_000}
+QUICK = {"changes": 20_000, "keys": 5_000, "big_rows": 50_000, "big_files": 2, "delta": 1_000, "repeat": 1,
+         "runs": 1, "warmup": 5.0, "duration": 15.0, "latency_keys": 2_000, "catch_up": 60.0,
+         "scenarios": "apply,increment"}
+"""``--quick``: a smoke check (options given explicitly win; latency only when named)."""
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bench.silver_bench", description=__doc__.split("\n", 1)[0])
     p.add_argument("--engines", default=",".join(ENGINES), help="comma-separated subset of sail,spark")
     p.add_argument("--scenarios", default=",".join(SCENARIOS), help=f"comma-separated subset of {','.join(SCENARIOS)}")
-    p.add_argument("--quick", action="store_true", help="small sizes, one run each (a smoke check)")
+    p.add_argument("--quick", action="store_true",
+                   help="small sizes, one run each, apply and increment only unless --scenarios names latency")
     p.add_argument("--changes", type=int, default=1_000_000, help="apply: bronze changes")
     p.add_argument("--keys", type=int, default=250_000, help="apply: distinct keys")
     p.add_argument("--big-rows", type=int, default=5_000_000, help="increment: rows of the silver table")
@@ -86,7 +89,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         if bad:
             p.error(f"unknown {name} {sorted(bad)}; valid: {', '.join(valid)}")
     if args.quick:
-        given = set(argv or sys.argv[1:])
+        given = {a.split("=", 1)[0] for a in (argv if argv is not None else sys.argv[1:])}
         for key, value in QUICK.items():
             if f"--{key.replace('_', '-')}" not in given:
                 setattr(args, key, value)
