@@ -41,10 +41,11 @@ CLASSIC_CONF = {"spark.master": "local[2]", "spark.driver.memory": "4g", "spark.
 
 
 def engine_spec(engine: str, shuffle_partitions: int, extra: dict[str, str] | None = None) -> EngineSpec:
-    """The session of ``engine`` (``sail`` or ``spark``) with the bench's settings."""
-    conf = {"spark.sql.shuffle.partitions": str(shuffle_partitions), **(extra or {})}
+    """The session of ``engine`` (``sail`` or ``spark``) with the bench's settings; ``extra``
+    (``--classic-conf``) applies to classic Spark only."""
+    conf = {"spark.sql.shuffle.partitions": str(shuffle_partitions)}
     if engine == "spark":
-        return EngineSpec(kind="spark", conf={**CLASSIC_CONF, **conf})
+        return EngineSpec(kind="spark", conf={**CLASSIC_CONF, **conf, **(extra or {})})
     return EngineSpec(kind="sail", conf=conf)
 
 
@@ -209,7 +210,8 @@ def install_step_timers() -> dict[str, float]:
 def run_job(job: str, engine: str, args: dict[str, Any]) -> dict[str, Any]:
     root = args["root"]
     out: dict[str, Any] = {"job": job, "engine": engine, "pid": os.getpid()}
-    spark, out["session_start_s"] = _timed(lambda: create_session(engine_spec(engine, args["shuffle_partitions"])))
+    spark, out["session_start_s"] = _timed(lambda: create_session(
+        engine_spec(engine, args["shuffle_partitions"], args.get("classic_conf"))))
     counter = JobCounter(spark)
     try:
         if job == "big_bronze":

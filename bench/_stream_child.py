@@ -24,7 +24,7 @@ from silver.streaming import StreamSettings, start_stream
 def main() -> None:
     args: dict[str, Any] = json.loads(sys.argv[1])
     started = time.monotonic()
-    spark = create_session(engine_spec("spark", args["shuffle_partitions"]))
+    spark = create_session(engine_spec("spark", args["shuffle_partitions"], args.get("classic_conf")))
     session_start_s = time.monotonic() - started
     decl = SilverTable(table=args["table"], source=args["topic"])
     settings = StreamSettings(checkpoint_location=args["checkpoint"], trigger="processing_time",

@@ -69,6 +69,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--runs", type=int, default=2,
                    help="apply: jobs per child (the first cold, the others warm, same session)")
     p.add_argument("--shuffle-partitions", type=int, default=4, help="spark.sql.shuffle.partitions, both sides")
+    p.add_argument("--classic-conf", action="append", default=[], metavar="KEY=VALUE",
+                   help="an extra setting of the classic Spark sessions (repeatable), e.g. to try a Delta option")
     p.add_argument("--no-merge-variant", action="store_true",
                    help="apply: skip the framework run into an existing empty table")
     p.add_argument("--steps", action="store_true",
@@ -105,6 +107,11 @@ class SilverContext(RunContext):
     server: Any = None
 
 
+def classic_conf(args: argparse.Namespace) -> dict[str, str]:
+    """``--classic-conf KEY=VALUE`` settings as a dict."""
+    return dict(kv.split("=", 1) for kv in args.classic_conf)
+
+
 def load_avg() -> float:
     return os.getloadavg()[0]
 
@@ -122,7 +129,8 @@ def run_child(ctx: SilverContext, job: str, engine: str, params: dict[str, Any])
     started = time.monotonic()
     with open(log, "wb") as out:
         proc = subprocess.run([sys.executable, "-m", "bench._silver_child", job, engine,
-                               json.dumps({"shuffle_partitions": ctx.args.shuffle_partitions, **params})],
+                               json.dumps({"shuffle_partitions": ctx.args.shuffle_partitions,
+                                           "classic_conf": classic_conf(ctx.args), **params})],
                               cwd=REPO_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     text = log.read_text(errors="replace")
     lines = [ln for ln in text.splitlines() if ln.startswith("RESULT ")]

@@ -205,7 +205,8 @@ def scenario_latency(ctx: Any) -> dict[str, Any]:
     capture: subprocess.Popen[bytes] | None = None
     stream: subprocess.Popen[bytes] | None = None
     poller = SilverPoller(silver)
-    out: dict[str, Any] = {"key": "latency", "engine": "spark", "rate": a.rate, "tx_changes": a.tx_changes,
+    out: dict[str, Any] = {"key": "latency", "engine": "spark", "classic_conf": a.classic_conf,
+                           "rate": a.rate, "tx_changes": a.tx_changes,
                            "trigger_s": a.trigger, "commit_interval_ms": a.commit_interval_ms,
                            "warmup_s": a.warmup, "duration_s": a.duration, "keys": a.latency_keys,
                            "title": f"{a.rate:,.0f} changes/s, {a.trigger:g}s trigger"}
@@ -218,7 +219,8 @@ def scenario_latency(ctx: Any) -> dict[str, Any]:
         ctx.say(f"  starting the streaming driver (classic Spark, {a.trigger:g}s trigger)")
         params = {"root": str(root), "topic": TOPIC, "source": SOURCE, "table": "items",
                   "checkpoint": str(work / "checkpoint"), "trigger": a.trigger, "stop_file": str(stop_file),
-                  "shuffle_partitions": a.shuffle_partitions}
+                  "shuffle_partitions": a.shuffle_partitions,
+                  "classic_conf": dict(kv.split("=", 1) for kv in a.classic_conf)}
         stream = subprocess.Popen([sys.executable, "-m", "bench._stream_child", json.dumps(params)], cwd=REPO_ROOT,
                                   env=_env(), stdout=stream_log_file, stderr=subprocess.STDOUT)
         poller.start()
