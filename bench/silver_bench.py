@@ -240,6 +240,10 @@ def _f(v: float | None, digits: int = 2) -> str:
     return "n/a" if v is None else f"{v:,.{digits}f}"
 
 
+def _x(ratio: float | None) -> str:
+    return "n/a" if ratio is None else f"{ratio:,.2f}x"
+
+
 def _busy(load: float) -> str:
     return f"{load:.1f}" + (" ⚠" if load > BUSY_LOAD else "")
 
@@ -277,7 +281,7 @@ def _apply_table(s: dict[str, Any]) -> str:
             "cold only" if met_cold else "warm only" if met_warm else "no")
         load = max(h["load_max"], f["load_max"], m["load_max"] if m else 0.0)
         rows.append(f"| {ENGINE_NAMES[engine]} | {_f(h['cold_s'])} / {_f(h['warm_s'])} "
-                    f"| {_f(f['cold_s'])} / {_f(f['warm_s'])} | {_f(e['ratio_cold'])}x / {_f(e['ratio_warm'])}x "
+                    f"| {_f(f['cold_s'])} / {_f(f['warm_s'])} | {_x(e['ratio_cold'])} / {_x(e['ratio_warm'])} "
                     f"| {merge} | {_f(h['session_start_s'], 1)} / {_f(f['session_start_s'], 1)} "
                     f"| {f['changes_per_s_cold']:,.0f} | {met} | {_busy(load)} |")
     note = ("\nEach side runs in fresh child processes (best of the children): cold = the first job of the "
