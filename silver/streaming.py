@@ -106,7 +106,12 @@ def _batch_handler(root: str, decl: SilverTable, source: str, options: SilverOpt
         if previous is not None:  # rows already applied (a replayed batch, or the other driver)
             batch = batch.where(sf.col(COL_SEQ) > previous.last_seq)
         report(f"silver {decl.table}: micro-batch {epoch_id} applying")
-        result = apply_fn(ctx, decl, target, batch, expected_keys=previous.keys if previous else None)
+        # The apply runs several actions over the batch (scan, decode, counts): read bronze once.
+        batch = batch.persist()
+        try:
+            result = apply_fn(ctx, decl, target, batch, expected_keys=previous.keys if previous else None)
+        finally:
+            batch.unpersist()
         if result.max_seq is not None and (previous is None or result.max_seq > previous.last_seq):
             keys = result.keys or (previous.keys if previous else ())
             store.write(Progress(decl.table, decl.source, result.max_seq, None, keys, ctx.run_id,

@@ -22,7 +22,7 @@ from pyspark.sql.types import DataType, StructField, StructType
 from silver.declarations import SilverTable
 from silver.delta_io import read_delta_or_none
 from silver.errors import EngineCapabilityError
-from silver.sql import column, qualified_table, quote, quote_path_table
+from silver.sql import column, qualified_table, quote, quote_path_table, string_literal
 from silver.types.widening import convert
 
 __all__ = ["COLUMN_MAPPING", "SilverTarget", "needs_column_mapping"]
@@ -88,20 +88,43 @@ class SilverTarget:
         assert self.location is not None
         return read_delta_or_none(spark, self.location)
 
+    def _properties(self, columns: list[str]) -> dict[str, str]:
+        """The table properties a new table gets: declared, Change Data Feed, column mapping."""
+        properties = dict(self.properties)
+        if self.change_data_feed:
+            properties["delta.enableChangeDataFeed"] = "true"
+        if needs_column_mapping(columns):
+            properties = {**dict(COLUMN_MAPPING), **properties}
+        return properties
+
     def _writer(self, df: DataFrame, mode: str) -> DataFrameWriter:
         writer = df.write.format("delta").mode(mode)
         if self.partition_by:
             writer = writer.partitionBy(*self.partition_by)
         if self.cluster_by:
             writer = writer.clusterBy(*self.cluster_by)
-        properties = dict(self.properties)
-        if self.change_data_feed:
-            properties["delta.enableChangeDataFeed"] = "true"
-        if needs_column_mapping(df.columns):
-            properties = {**dict(COLUMN_MAPPING), **properties}
-        for key, value in properties.items():
+        for key, value in self._properties(df.columns).items():
             writer = writer.option(key, value)
         return writer
+
+    def _create_clustered(self, spark: SparkSession, schema: StructType) -> None:
+        """``CREATE TABLE … CLUSTER BY``: classic Spark's path writer ignores ``clusterBy``."""
+        columns = ", ".join(f"{quote(f.name)} {f.dataType.simpleString()}" for f in schema.fields)
+        sql = (f"CREATE TABLE {self.sql_ref()} ({columns}) USING DELTA "
+               f"CLUSTER BY ({', '.join(quote(c) for c in self.cluster_by)})")
+        if self.catalog_table is not None and self.location is not None:
+            sql += f" LOCATION {string_literal(self.location)}"
+        properties = self._properties(schema.names)
+        if properties:
+            sql += " TBLPROPERTIES (" + ", ".join(
+                f"{string_literal(k)} = {string_literal(v)}" for k, v in properties.items()) + ")"
+        try:
+            spark.sql(sql)
+        except Exception as exc:
+            raise EngineCapabilityError(
+                f"silver table {self.table!r}: this engine cannot create clustered tables "
+                f"(cluster_by: {list(self.cluster_by)}): {(str(exc).strip().splitlines() or [''])[0]}; "
+                "use partition_by, or run on Spark/Databricks", table=self.table) from exc
 
     def _save(self, writer: DataFrameWriter) -> None:
         try:
@@ -131,7 +154,10 @@ class SilverTarget:
         MERGE from the same increment.
         """
         nullable = StructType([StructField(f.name, f.dataType, True) for f in df.schema.fields])
-        self._save(self._writer(spark.createDataFrame([], nullable), "error"))
+        if self.cluster_by:
+            self._create_clustered(spark, nullable)
+        else:
+            self._save(self._writer(spark.createDataFrame([], nullable), "error"))
         self._append(df.write.format("delta").mode("append"))
 
     def _append(self, writer: DataFrameWriter) -> None:
