@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from deltalake import DeltaTable
 from bronze.schema import topic_path
 from pipelines.capture import run_capture, summarize
 from pipelines.config import parse_pipeline
-from pipelines.local_postgres import LocalPostgres
+from pipelines.local_postgres import LocalPostgres, server_can_enter
 from pipelines.silver_commands import build_silver, silver_summary
 
 SAMPLE_SQL = """
@@ -65,7 +66,11 @@ def run_demo(directory: str, *, keep: bool, say: Callable[[str], None]) -> int:
     root = base / "lakehouse"
     if root.exists():
         shutil.rmtree(root)
-    server = LocalPostgres(base / "pg")
+    pg_home: Path | None = None  # a temporary folder for the server's data, when it cannot live in base
+    if not server_can_enter(base):  # a checkout under /root or a private mktemp folder
+        pg_home = Path(tempfile.mkdtemp(prefix="cdc-demo-pg-"))
+        os.chmod(pg_home, 0o755)
+    server = LocalPostgres((pg_home or base) / "pg")
     say(f"starting a private PostgreSQL in {server.data_dir} on port {server.port}")
     if (server.data_dir / "PG_VERSION").exists():
         shutil.rmtree(server.data_dir)
@@ -98,7 +103,7 @@ def run_demo(directory: str, *, keep: bool, say: Callable[[str], None]) -> int:
     finally:
         server.stop()
         if not keep:
-            shutil.rmtree(server.data_dir, ignore_errors=True)
+            shutil.rmtree(pg_home or server.data_dir, ignore_errors=True)
     say(f"bronze tables are in {root / 'bronze'}")
     return 0
 

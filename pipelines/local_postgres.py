@@ -101,7 +101,7 @@ class LocalPostgres:
 
     @property
     def _run_as(self) -> str | None:
-        return "postgres" if os.geteuid() == 0 else None
+        return server_user()
 
     def _cmd(self, *args: str) -> list[str]:
         if self._run_as:
@@ -196,6 +196,20 @@ class LocalPostgres:
         assert self.bindir is not None
         out = subprocess.run([str(self.bindir / "postgres"), "--version"], capture_output=True, text=True)
         return int(out.stdout.split()[-1].split(".")[0])
+
+
+def server_user() -> str | None:
+    """The user the private server runs as: ``postgres`` when we are root, else ourselves (None)."""
+    return "postgres" if os.geteuid() == 0 else None
+
+
+def server_can_enter(folder: Path) -> bool:
+    """Whether the server's user can enter ``folder`` (every folder above it included)."""
+    user = server_user()
+    if user is None:
+        return True
+    probe = subprocess.run(["runuser", "-u", user, "--", "test", "-x", str(folder)], capture_output=True)
+    return probe.returncode == 0
 
 
 def reachable_bindir(bindir: Path, user: str) -> Path:
