@@ -46,14 +46,14 @@ class _Owned:
 
     borrowed: bool = False
     server: Any = None  # the embedded Sail server, if any
+    connect: bool = False  # a Spark Connect session (Sail, or a URL)
 
 
 _OWNED: dict[int, _Owned] = {}
-_CONNECT_IDS: set[int] = set()
 
 
-def _is_connect_id(session_id: int) -> bool:
-    return session_id in _CONNECT_IDS
+def _connect_sessions_open() -> bool:
+    return any(owned.connect for owned in _OWNED.values())
 
 
 def create_session(spec: EngineSpec) -> SparkSession:
@@ -68,8 +68,7 @@ def create_session(spec: EngineSpec) -> SparkSession:
     if spec.kind == "connect":
         assert spec.url is not None
         spark = _apply_conf(SparkSession.Builder().remote(spec.url).create(), spec.conf)
-        _OWNED[id(spark)] = _Owned()
-        _CONNECT_IDS.add(id(spark))
+        _OWNED[id(spark)] = _Owned(connect=True)
         return spark
     return _classic_session(spec)
 
@@ -77,7 +76,6 @@ def create_session(spec: EngineSpec) -> SparkSession:
 def stop_session(spark: SparkSession) -> None:
     """Stop a session made by `create_session` (and its embedded server); others are left alone."""
     owned = _OWNED.pop(id(spark), None)
-    _CONNECT_IDS.discard(id(spark))
     if owned is None or owned.borrowed:
         return
     try:
@@ -85,7 +83,7 @@ def stop_session(spark: SparkSession) -> None:
     finally:
         if owned.server is not None:
             owned.server.stop()
-        if _is_connect(spark) and not any(_is_connect_id(i) for i in _OWNED):
+        if owned.connect and not _connect_sessions_open():
             # pyspark marks the whole process as Spark Connect while a remote session is made;
             # with none left, a classic session may follow (the test suite runs both engines).
             os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
@@ -123,8 +121,7 @@ def _sail_session(spec: EngineSpec) -> SparkSession:
     except Exception:
         server.stop()
         raise
-    _OWNED[id(spark)] = _Owned(server=server)
-    _CONNECT_IDS.add(id(spark))
+    _OWNED[id(spark)] = _Owned(server=server, connect=True)
     log.info("started embedded Sail Spark Connect server on %s:%s", host, port)
     return spark
 
@@ -160,7 +157,7 @@ def _classic_session(spec: EngineSpec, *, with_delta: bool = True) -> SparkSessi
         configure_spark_with_delta_pip = importlib.import_module("delta").configure_spark_with_delta_pip
     except ImportError:
         configure_spark_with_delta_pip = None
-    if active is None and not any(_is_connect_id(i) for i in _OWNED):
+    if active is None and not _connect_sessions_open():
         os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)  # left behind by a stopped Connect session
     # A local session: Python workers run in this interpreter (its virtualenv) unless PYSPARK_PYTHON
     # says otherwise (pyspark reads only the variable, else the first python3 on PATH), and the

@@ -136,11 +136,6 @@ class SilverTarget:
                 writer.save(self.location)
         except Exception as exc:
             text = str(exc).lower()
-            if self.cluster_by and "cluster" in text:
-                raise EngineCapabilityError(
-                    f"silver table {self.table!r}: this engine cannot create clustered tables "
-                    f"(cluster_by: {list(self.cluster_by)}); use partition_by, or run on Spark/Databricks",
-                    table=self.table) from exc
             if self.change_data_feed and "changedatafeed" in text.replace(" ", "").replace("_", ""):
                 raise EngineCapabilityError(
                     f"silver table {self.table!r}: this engine cannot write Delta's Change Data Feed "
