@@ -38,7 +38,7 @@ def stream_silver(config: PipelineConfig, *, trigger: Trigger, interval_seconds:
     interval = config.silver_options.interval_seconds if interval_seconds is None else interval_seconds
     return run_streams(
         root=config.lakehouse.root, engine=config.engine, tables=config.silver, options=config.silver_options,
-        sources={s.name: s.name for s in config.sources}, trigger=trigger, interval_seconds=interval,
+        sources=config.topic_prefixes(), trigger=trigger, interval_seconds=interval,
         checkpoint_root=checkpoint_root, progress=progress, stop=stop,
     )
 
