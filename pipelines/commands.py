@@ -71,12 +71,10 @@ def _silver(args: argparse.Namespace, say: Say) -> int:
 
 
 def _silver_stream(args: argparse.Namespace, config: PipelineConfig, say: Say) -> int:
-    trigger = args.trigger or ("available-now" if args.once else "processing-time")
-    if args.once and trigger != "available-now":
-        raise ConfigError([ConfigProblem("silver", "--once with --stream means --trigger available-now")])
     from pipelines.silver_commands import stream_silver
+    from pipelines.silver_stream import stream_trigger
 
-    result = stream_silver(config, trigger="available_now" if trigger == "available-now" else "processing_time",
+    result = stream_silver(config, trigger=stream_trigger(args.trigger, once=args.once),
                            interval_seconds=args.interval, checkpoint_root=args.checkpoints, progress=say)
     for table, error in result.errors.items():
         print(f"silver {table} FAILED: {error}", file=sys.stderr, flush=True)  # an error: shown under -q too
