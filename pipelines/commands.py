@@ -72,9 +72,8 @@ def _silver(args: argparse.Namespace, say: Say) -> int:
 
 def _silver_stream(args: argparse.Namespace, config: PipelineConfig, say: Say) -> int:
     from pipelines.silver_commands import stream_silver
-    from pipelines.silver_stream import stream_trigger
 
-    result = stream_silver(config, trigger=stream_trigger(args.trigger, once=args.once),
+    result = stream_silver(config, trigger=args.trigger, once=args.once,
                            interval_seconds=args.interval, checkpoint_root=args.checkpoints, progress=say)
     for table, error in result.errors.items():
         print(f"silver {table} FAILED: {error}", file=sys.stderr, flush=True)  # an error: shown under -q too
