@@ -56,6 +56,15 @@ def _parser() -> argparse.ArgumentParser:
     sil.add_argument("--checkpoints", default=None, metavar="DIR",
                      help="with --stream: checkpoint folder, one subfolder per table "
                           "(default: <root>/silver/_checkpoints)")
+    ver = with_config("verify", "prove silver tables equal their source tables, while capture and silver run "
+                                "(exit 0 equal, 1 different or not verified, 2 configuration)")
+    ver.add_argument("--table", action="append", help="only this silver table (repeatable)")
+    ver.add_argument("--json", action="store_true", help="print the result as JSON")
+    ver.add_argument("--buckets", type=int, default=64, metavar="N", help="key ranges compared per table (default 64)")
+    ver.add_argument("--timeout", type=float, default=120.0, metavar="S",
+                     help="longest wait for capture and silver to reach the read point (default 120)")
+    ver.add_argument("--reads", type=int, default=5, metavar="N",
+                     help="source reads at most per table, for keys that change during the check (default 5)")
     with_config("run", "capture and build silver continuously")
     with_config("status", "show committed offsets and bronze table sizes")
     imp = sub.add_parser("import-debezium", parents=[common],

@@ -104,6 +104,12 @@ def _status(args: argparse.Namespace, say: Say) -> int:
     return 0
 
 
+def _verify(args: argparse.Namespace, say: Say) -> int:
+    from pipelines.verify.entry import verify_command
+
+    return verify_command(args, say)
+
+
 def _import_debezium(args: argparse.Namespace, say: Say) -> int:
     from pipelines.debezium_import import import_debezium
 
@@ -130,5 +136,5 @@ def _demo(args: argparse.Namespace, say: Say) -> int:
 
 _COMMANDS: dict[str, Callable[[argparse.Namespace, Say], int]] = {
     "validate": _validate, "capture": _capture, "silver": _silver, "run": _run, "status": _status,
-    "demo": _demo, "import-debezium": _import_debezium,
+    "demo": _demo, "import-debezium": _import_debezium, "verify": _verify,
 }
