@@ -51,6 +51,9 @@ class PostgresReadPoint(ReadPoint):
         return lsn is not None and int(lsn) >= self.insert_lsn
 
     def includes(self, position: Mapping[str, Any]) -> bool:
+        if position.get("snapshot") not in (None, False, "false"):
+            # a capture snapshot's row: the state at the snapshot's consistent point (its "lsn")
+            return int(position.get("lsn") or 0) < self.insert_lsn
         tx = position.get("txId")
         if tx is None:
             raise VerifyError(f"a bronze row's position has no txId: {dict(position)}")

@@ -35,8 +35,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.spark]
 PG_TABLE = """CREATE TABLE items (
     id int PRIMARY KEY, name text, amount numeric(12,2), big bigint, small smallint, ok boolean,
     born date, seen timestamp, at timestamptz, raw bytea, doc jsonb, u uuid, f8 float8, f4 real,
-    tags text[], loose numeric)"""
-PG_ROW = ("INSERT INTO items VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)")
+    tags text[], loose numeric, secret text)"""
+PG_ROW = ("INSERT INTO items VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)")
 BROKEN_ID_EXTRA = 999_999
 
 
@@ -54,23 +54,24 @@ def pg_values(rng: random.Random, i: int) -> tuple[Any, ...]:
             maybe(base + dt.timedelta(microseconds=rng.randint(-10**14, 10**14))),
             maybe(rng.randbytes(rng.randint(0, 12))), maybe(json.dumps({"k": rng.randint(0, 9), "a": [1, "x"]})),
             maybe(str(uuid.UUID(int=rng.getrandbits(128)))), maybe(rng.uniform(-1e6, 1e6)),
-            maybe(rng.uniform(-1e3, 1e3)), maybe(["a", str(i)]), maybe(f"{rng.random():.7f}"))
+            maybe(rng.uniform(-1e3, 1e3)), maybe(["a", str(i)]), maybe(f"{rng.random():.7f}"), f"secret {i}")
 
 
 class Writer:
-    """Changes the source in its own thread, one transaction per step: updates of ids 50..,
-    inserts of new ids, deletes of ids it inserted; never touches ids below 50."""
+    """Changes the source in its own thread, one transaction per step, for at most ``seconds``:
+    updates of ids 50.., inserts of new ids, deletes of ids it inserted; never ids below 50."""
 
-    def __init__(self, step: Callable[[random.Random, int], None]) -> None:
-        self.step, self.steps = step, 0
+    def __init__(self, step: Callable[[random.Random, int], None], seconds: float = 20) -> None:
+        self.step, self.steps, self.seconds = step, 0, seconds
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self.error: BaseException | None = None
 
     def _run(self) -> None:
         rng = random.Random(7)
+        until = time.monotonic() + self.seconds
         try:
-            while not self._stop.is_set():
+            while not self._stop.is_set() and time.monotonic() < until:
                 self.step(rng, self.steps)
                 self.steps += 1
                 time.sleep(0.01)
@@ -101,8 +102,9 @@ def verify_json(config: Path, *args: str) -> tuple[int, dict[str, Any]]:
         raise AssertionError(f"not JSON:\n{done.stdout}\n{done.stderr}") from None
 
 
-def differences(result: dict[str, Any]) -> set[tuple[str, str, tuple[str, ...]]]:
-    return {(d["key"], d["kind"], tuple(d["columns"])) for t in result["tables"] for d in t["differences"]}
+def differences(result: dict[str, Any]) -> set[tuple[str, str, str, tuple[str, ...]]]:
+    return {(t["table"], d["key"], d["kind"], tuple(d["columns"])) for t in result["tables"]
+            for d in t["differences"]}
 
 
 def break_silver(location: str) -> None:
@@ -118,7 +120,8 @@ def break_silver(location: str) -> None:
     write_deltalake(location, extra, mode="append")
 
 
-EXPECTED_BROKEN = {("id=5", "missing", ()), ("id=7", "different", ("name",)), (f"id={BROKEN_ID_EXTRA}", "extra", ())}
+EXPECTED_BROKEN = {("items", "id=5", "missing", ()), ("items", "id=7", "different", ("name",)),
+                   ("items", f"id={BROKEN_ID_EXTRA}", "extra", ())}
 
 
 @pytest.fixture
@@ -147,8 +150,18 @@ def stop_silver(silver: SilverProcess) -> None:
     silver.proc.wait(30)
 
 
-SILVER_YAML = ("silver:\n  - {{table: items, source: {topic}}}\n"
-               "silver_options: {{interval_seconds: 1}}\nengine: {{kind: sail}}\n")
+SILVER_OPTIONS = "silver_options: {interval_seconds: 1}\nengine: {kind: sail}\n"
+
+
+def silver_yaml(topic: str) -> str:
+    return f"silver:\n  - {{table: items, source: {topic}}}\n" + SILVER_OPTIONS
+
+
+PG_SILVER_YAML = ("silver:\n  - {table: items, source: pg.public.items}\n"
+                  "  - {table: items_hist, source: pg.public.items, history: scd2, rename: {name: title},"
+                  " exclude_columns: [big]}\n"
+                  "  - {table: items_soft, source: pg.public.items, deletes: soft, casts: {small: bigint}}\n"
+                  + SILVER_OPTIONS)
 
 
 @pytest.mark.postgres
@@ -160,8 +173,8 @@ def test_postgres_silver_equal_under_a_writer_then_broken_on_purpose(pg_db: str,
             cur.executemany(PG_ROW, [pg_values(rng, i) for i in range(1, 301)])
     config = tmp_path / "pipeline.yaml"
     root = str(tmp_path / "lake")
-    config.write_text(pipeline_text(root, pg_db, capture={"commit_interval_ms": 200})
-                      + SILVER_YAML.format(topic="pg.public.items"))
+    mask = {"column.mask.with.5.chars": "public.items.secret"}
+    config.write_text(pipeline_text(root, pg_db, capture={"commit_interval_ms": 200}, **mask) + PG_SILVER_YAML)
     _capture, silver = running(config)
 
     def step(rng: random.Random, n: int) -> None:
@@ -180,23 +193,30 @@ def test_postgres_silver_equal_under_a_writer_then_broken_on_purpose(pg_db: str,
         status, result = verify_json(config, "--timeout", "300")
     assert writer.steps > 10
     assert status == 0, result
-    (table,) = result["tables"]
-    assert table["equal"] and table["source_rows"] > 0 and table["silver_rows"] > 0
-    assert set(table["compared_columns"]) == {"id", "name", "amount", "big", "small", "ok", "born", "seen", "at",
-                                              "raw", "doc", "u", "f8", "f4"}
-    assert {c["column"] for c in table["not_compared"]} == {"tags", "loose"}
+    tables = {t["table"]: t for t in result["tables"]}
+    assert all(t["equal"] and t["source_rows"] > 0 and t["silver_rows"] > 0 for t in tables.values()), result
+    every = {"id", "name", "amount", "big", "small", "ok", "born", "seen", "at", "raw", "doc", "u", "f8", "f4"}
+    assert set(tables["items"]["compared_columns"]) == every
+    assert set(tables["items_hist"]["compared_columns"]) == every - {"big"}  # excluded by the declaration
+    assert set(tables["items_soft"]["compared_columns"]) == every - {"small"}
+    not_compared = {t: {c["column"]: c["reason"] for c in tables[t]["not_compared"]} for t in tables}
+    assert set(not_compared["items"]) == set(not_compared["items_hist"]) == {"tags", "loose", "secret"}
+    assert not_compared["items"]["secret"] == "masked by the source option column.mask.with.5.chars"
+    assert set(not_compared["items_soft"]) == {"tags", "loose", "secret", "small"}
+    assert not_compared["items_soft"]["small"] == "cast to bigint by the declaration"
 
     status, result = verify_json(config, "--timeout", "300")  # the writer has stopped: silver catches up
     assert status == 0, result
-    (table,) = result["tables"]
-    assert table["source_rows"] == table["silver_rows"] and table["silver_rows_changed_after_read_point"] == 0
+    for table in result["tables"]:
+        assert table["source_rows"] == table["silver_rows"] and table["silver_rows_changed_after_read_point"] == 0
     stop_silver(silver)
     break_silver(f"{root}/silver/items")
     status, result = verify_json(config, "--timeout", "120")
     assert status == 1, result
     assert differences(result) == EXPECTED_BROKEN
+    assert [t["equal"] for t in result["tables"]] == [False, True, True]
 
-    done = verify(config, "--timeout", "120")
+    done = verify(config, "--timeout", "120", "--table", "items")
     assert done.returncode == 1, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith("verify items: DIFFERENT at LSN "), done.stdout
@@ -213,7 +233,7 @@ def test_postgres_verify_says_capture_is_not_running(pg_db: str, tmp_path: Path)
         conn.execute("INSERT INTO items SELECT g, 'n' || g FROM generate_series(1, 20) g")
     config = tmp_path / "pipeline.yaml"
     root = str(tmp_path / "lake")
-    config.write_text(pipeline_text(root, pg_db, password="s3cret-pw") + SILVER_YAML.format(topic="pg.public.items"))
+    config.write_text(pipeline_text(root, pg_db, password="s3cret-pw") + silver_yaml("pg.public.items"))
     CaptureProcess(config, tmp_path).run_until_idle()
     ran = SilverProcess(tmp_path).start_cli(config, "--once")
     assert ran.proc is not None and ran.proc.wait(300) == 0, ran.output()
@@ -254,7 +274,7 @@ def test_mariadb_silver_equal_under_a_writer_then_broken_on_purpose(mariadb_db: 
     config = tmp_path / "pipeline.yaml"
     root = str(tmp_path / "lake")
     config.write_text(mariadb_pipeline_text(root, mariadb_db, server_id=9301, capture={"commit_interval_ms": 200})
-                      + SILVER_YAML.format(topic=f"my.{mariadb_db['database']}.items"))
+                      + silver_yaml(f"my.{mariadb_db['database']}.items"))
     _capture, silver = running(config)
     writer_conn = pymysql.connect(**mariadb_db, autocommit=True)
 
@@ -284,8 +304,8 @@ def test_mariadb_silver_equal_under_a_writer_then_broken_on_purpose(mariadb_db: 
 
     status, result = verify_json(config, "--timeout", "300")
     assert status == 0, result
-    (table,) = result["tables"]
-    assert table["source_rows"] == table["silver_rows"] and table["silver_rows_changed_after_read_point"] == 0
+    for table in result["tables"]:
+        assert table["source_rows"] == table["silver_rows"] and table["silver_rows_changed_after_read_point"] == 0
     stop_silver(silver)
     break_silver(f"{root}/silver/items")
     status, result = verify_json(config, "--timeout", "120")
