@@ -111,6 +111,7 @@ class DiffKind(Enum):
 
     MISSING = "missing in silver"
     EXTRA = "extra in silver"
+    DUPLICATE = "more than one current row in silver"
     DIFFERENT = "different values"
     UNSETTLED = "changed during every read"
 
@@ -121,7 +122,8 @@ class KeyDiff:
 
     Attributes:
         key: the key's values, ``column=value`` (source names).
-        kind: missing, extra, different (or unsettled: silver had moved past every read point).
+        kind: missing, extra, different, duplicate (or unsettled: silver had moved past every
+            read point).
         columns: for ``DIFFERENT``, the differing columns (source names).
     """
 

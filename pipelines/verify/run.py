@@ -172,8 +172,7 @@ class _Table:
         diffs = compare.diff_rows(plan, source_rows, silver_rows)
         found: dict[str, KeyDiff] = {}
         for key in silver.duplicates:
-            found[key] = KeyDiff(compare.key_label(plan, silver.rows[key][:len(plan.keys)]), DiffKind.EXTRA,
-                                 ("(a second current row)",))
+            found[key] = KeyDiff(compare.key_label(plan, silver.rows[key][:len(plan.keys)]), DiffKind.DUPLICATE)
         # silver has applied everything up to the read and maybe more: a key silver holds at a
         # later seq moved on after the read, and is compared again at a fresh read
         events = self._key_events(plan, upto)

@@ -108,7 +108,8 @@ def differences(result: dict[str, Any]) -> set[tuple[str, str, str, tuple[str, .
 
 
 def break_silver(location: str) -> None:
-    """Delete id 5, change id 7's name, add an extra row (a copy of id 9 as 999999)."""
+    """Delete id 5, change id 7's name, add an extra row (a copy of id 9 as 999999) and a second
+    row of id 11."""
     table = DeltaTable(location)
     table.delete("id = 5")
     table.update(updates={"name": "'broken on purpose'"}, predicate="id = 7")
@@ -118,10 +119,12 @@ def break_silver(location: str) -> None:
     ids = pa.array([BROKEN_ID_EXTRA], rows.schema.field("id").type)
     extra = rows.set_column(rows.column_names.index("id"), rows.schema.field("id"), ids)
     write_deltalake(location, extra, mode="append")
+    rows = table.to_pyarrow_table()
+    write_deltalake(location, rows.filter(pc.equal(rows.column("id"), 11)), mode="append")
 
 
 EXPECTED_BROKEN = {("items", "id=5", "missing", ()), ("items", "id=7", "different", ("name",)),
-                   ("items", f"id={BROKEN_ID_EXTRA}", "extra", ())}
+                   ("items", f"id={BROKEN_ID_EXTRA}", "extra", ()), ("items", "id=11", "duplicate", ())}
 
 
 @pytest.fixture
@@ -223,6 +226,8 @@ def test_postgres_silver_equal_under_a_writer_then_broken_on_purpose(pg_db: str,
     assert any(line.split() == ["id=5", "missing", "in", "silver"] for line in lines), done.stdout
     assert any(line.split() == ["id=7", "different", "values:", "name"] for line in lines), done.stdout
     assert any(line.split() == [f"id={BROKEN_ID_EXTRA}", "extra", "in", "silver"] for line in lines), done.stdout
+    assert any(line.split() == ["id=11", "more", "than", "one", "current", "row", "in", "silver"]
+               for line in lines), done.stdout
     assert "not compared: tags (no canonical text proven" in done.stdout
 
 
@@ -311,3 +316,17 @@ def test_mariadb_silver_equal_under_a_writer_then_broken_on_purpose(mariadb_db: 
     status, result = verify_json(config, "--timeout", "120")
     assert status == 1, result
     assert differences(result) == EXPECTED_BROKEN
+
+
+def test_usage_and_configuration_errors_exit_2_before_connecting(tmp_path: Path) -> None:
+    config = tmp_path / "pipeline.yaml"
+    text = pipeline_text(str(tmp_path / "lake"), "host=127.0.0.1 port=1 dbname=nowhere user=u", password="s3cret-pw")
+    config.write_text(text + "silver:\n  - {table: items, source: pg.public.items, catalog_table: main.sales.items}\n"
+                      + SILVER_OPTIONS)
+    done = verify(config, "--buckets", "0")
+    assert done.returncode == 2 and "--buckets: must be at least 1" in done.stderr, done.stderr
+    done = verify(config, "--json")  # port 1: nothing listens, and nothing needs to
+    assert done.returncode == 2, done.stdout + done.stderr
+    (table,) = json.loads(done.stdout)["tables"]
+    assert "addressed only by its catalog name 'main.sales.items'" in table["error"]
+    assert "s3cret-pw" not in done.stdout + done.stderr and "Traceback" not in done.stderr
