@@ -29,8 +29,11 @@ from decimal import Decimal
 from enum import Enum
 from typing import Any
 
-__all__ = ["NULL_FIELD", "ColumnKind", "bucket_of", "field_text", "join_fields", "row_checksum", "row_hash",
-           "value_text"]
+import pyarrow as pa
+import pyarrow.compute as pc
+
+__all__ = ["NULL_FIELD", "ColumnKind", "bucket_of", "column_texts", "field_text", "join_fields", "row_checksum",
+           "row_hash", "value_text"]
 
 NULL_FIELD = "-"
 
@@ -85,6 +88,18 @@ def value_text(kind: ColumnKind, value: Any) -> str | None:
     if kind is ColumnKind.FLOAT32:
         return struct.pack(">f", value).hex()
     raise AssertionError(kind)  # pragma: no cover - every kind is handled above
+
+
+def column_texts(kind: ColumnKind, values: pa.ChunkedArray | pa.Array) -> list[str | None]:
+    """`value_text` of every value of a silver column; integers, text and booleans column-wise
+    with Arrow (the same texts: `tests/pipelines/verify` holds both ways equal)."""
+    if kind is ColumnKind.INT and pa.types.is_integer(values.type):
+        return pc.cast(values, pa.string()).to_pylist()  # type: ignore[no-any-return]
+    if kind is ColumnKind.TEXT and (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
+        return values.to_pylist()  # type: ignore[no-any-return]
+    if kind is ColumnKind.BOOL and pa.types.is_boolean(values.type):
+        return pc.if_else(values, "true", "false").to_pylist()  # type: ignore[no-any-return]
+    return [value_text(kind, v) for v in values.to_pylist()]
 
 
 def field_text(text: str | None) -> str:

@@ -8,12 +8,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from pipelines.verify.canonical import ColumnKind, bucket_of, join_fields, row_checksum, value_text
+from pipelines.verify.canonical import ColumnKind, bucket_of, column_texts, join_fields, row_checksum
 from pipelines.verify.model import ColumnPlan, DiffKind, KeyDiff
 from silver.declarations import METADATA_PREFIX, SilverTable
 
 __all__ = [
     "SilverSide",
+    "bookkeeping_columns",
     "bucket_sums",
     "diff_rows",
     "differing_buckets",
@@ -43,6 +44,16 @@ class SilverSide:
     duplicates: set[str] = field(default_factory=set)
 
 
+def bookkeeping_columns(decl: SilverTable) -> list[str]:
+    """The silver columns `silver_side` reads besides the compared ones (those silver has)."""
+    names = [f"{METADATA_PREFIX}seq"]
+    if decl.history == "scd2":
+        names += [decl.scd2.end_seq, decl.scd2.current]
+    elif decl.deletes == "soft":
+        names.append(decl.soft_delete.flag)
+    return names
+
+
 def _is_true(values: list[Any]) -> list[bool]:
     return [v is True for v in values]
 
@@ -58,7 +69,7 @@ def silver_side(plan: ColumnPlan, decl: SilverTable, table: pa.Table) -> SilverS
     seq_columns = [c for c in (f"{METADATA_PREFIX}seq", decl.scd2.end_seq if decl.history == "scd2" else None)
                    if c is not None and c in table.column_names]
     seqs = [table.column(c).to_pylist() for c in seq_columns]
-    columns = [[value_text(c.kind, v) for v in table.column(c.silver).to_pylist()] for c in plan.compared]
+    columns = [column_texts(c.kind, table.column(c.silver)) for c in plan.compared]
     keys = len(plan.keys)
     side = SilverSide()
     for i in range(n):

@@ -123,8 +123,8 @@ def silver_schema(location: str, storage: Mapping[str, str] | None) -> pa.Schema
         raise VerifyError(f"cannot read the silver table at {location} with delta-rs: {first}") from None
 
 
-def silver_rows(location: str, storage: Mapping[str, str] | None) -> pa.Table:
-    """Every row of a silver table.
+def silver_rows(location: str, storage: Mapping[str, str] | None, columns: list[str]) -> pa.Table:
+    """Every row of a silver table (only ``columns``).
 
     Raises:
         VerifyError: the table does not exist or delta-rs cannot read it.
@@ -133,7 +133,7 @@ def silver_rows(location: str, storage: Mapping[str, str] | None) -> pa.Table:
     if table is None:
         raise VerifyError(f"silver table at {location} does not exist yet: has silver run?")
     try:
-        return table.to_pyarrow_table()
+        return table.to_pyarrow_table(columns=columns)
     except Exception as exc:  # a reader feature delta-rs lacks, an unreachable store
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise VerifyError(f"cannot read the silver table at {location} with delta-rs: {first}") from None

@@ -155,7 +155,7 @@ class _Table:
         buckets = self.settings.buckets
         source_sums = self.reader.bucket_sums(plan, buckets)
         upto = self._wait(point, floor)
-        silver = compare.silver_side(plan, self.decl, lakehouse.silver_rows(self.location, self.storage))
+        silver = self._silver(plan)
         silver_sums = compare.bucket_sums(silver.rows, buckets)
         r = self.report
         r.source_rows = sum(n for n, _ in source_sums.values())
@@ -216,6 +216,13 @@ class _Table:
         self.report.skipped = plan.skipped
         return plan
 
+    def _silver(self, plan: ColumnPlan) -> compare.SilverSide:
+        """Silver's rows now: only the compared columns and the bookkeeping ones `silver_side` reads."""
+        wanted = [c.silver for c in plan.compared] + compare.bookkeeping_columns(self.decl)
+        names = set(lakehouse.silver_schema(self.location or "", self.storage).names)
+        table = lakehouse.silver_rows(self.location or "", self.storage, [c for c in wanted if c in names])
+        return compare.silver_side(plan, self.decl, table)
+
     def _key_events(self, plan: ColumnPlan, after_seq: int) -> dict[str | None, list[int]]:
         """Key text -> its bronze ``seq`` values above ``after_seq``, ascending; None stands for
         keys that cannot be told from the bronze key (`compare.key_text_of_json`), any key."""
@@ -237,13 +244,13 @@ class _Table:
         A busy key changes between silver and the source often enough to fail one of them, rarely
         both. Returns the keys neither state settles."""
         applied = lakehouse.progress_seq(self.state, self.decl.table, self.storage) or 0
-        before = compare.silver_side(plan, self.decl, lakehouse.silver_rows(self.location or "", self.storage))
+        before = self._silver(plan)
         floor = lakehouse.bronze_max_seq(self.root, self.decl.source, self.storage)
         point = self.reader.open()
         upto = self._wait_capture(point, floor)
         source = compare.source_side(plan, self.reader.rows(plan, buckets=self.settings.buckets, keys=sorted(pending)))
         self._wait_silver(upto, time.monotonic() + self.settings.timeout_s)
-        after = compare.silver_side(plan, self.decl, lakehouse.silver_rows(self.location or "", self.storage))
+        after = self._silver(plan)
         as_of = {key: before.seqs.get(key, applied) for key in pending}
         events = self._key_events(plan, min([upto, *as_of.values()]))
         still = {}

@@ -10,7 +10,7 @@ import pytest
 
 from cdc_sources.common.column_rules import parse_column_rules
 from pipelines.verify import compare
-from pipelines.verify.canonical import ColumnKind, bucket_of, join_fields, value_text
+from pipelines.verify.canonical import ColumnKind, bucket_of, column_texts, join_fields, value_text
 from pipelines.verify.model import DiffKind, SourceColumn, VerifyError
 from pipelines.verify.plan import plan_columns
 from pipelines.verify.postgres_source import postgres_kind
@@ -97,3 +97,17 @@ def test_bronze_keys_are_read_only_when_their_json_is_plain() -> None:
     assert compare.key_text_of_json(p, {"id": 5}) == join_fields(["5"])
     assert compare.key_text_of_json(p, {"id": "5"}) is None
     assert compare.key_text_of_json(p, None) is None
+
+
+@pytest.mark.parametrize(("kind", "values"), [
+    (ColumnKind.INT, pa.array([0, -1, 2**63 - 1, -(2**63), None], pa.int64())),
+    (ColumnKind.INT, pa.array([0, -128, 127, None], pa.int8())),
+    (ColumnKind.INT, pa.array([Decimal(0), Decimal(2**64 - 1), None], pa.decimal128(20, 0))),
+    (ColumnKind.TEXT, pa.array(["", "ü😀", "a,b:c", None])),
+    (ColumnKind.BOOL, pa.array([True, False, None])),
+    (ColumnKind.DECIMAL, pa.array([Decimal("0.00000000"), Decimal("-0.00000001"), None], pa.decimal128(10, 8))),
+])
+def test_column_wise_texts_equal_value_by_value_texts(kind: ColumnKind, values: pa.Array) -> None:
+    expected = [value_text(kind, v) for v in values.to_pylist()]
+    assert column_texts(kind, values) == expected
+    assert column_texts(kind, pa.chunked_array([values, values])) == expected * 2
