@@ -236,3 +236,23 @@ def test_no_data_records_the_structure_then_streams_from_now(mariadb_db, tmp_pat
     assert [(v["op"], v["after"]) for v in data] == [("c", {"id": 2, "v": "new"})]
     history = DeltaTable(history_path(root, "my")).to_pyarrow_table().to_pylist()
     assert any("CREATE TABLE `t`" in orjson.loads(h["value"])["ddl"] for h in history)
+
+
+@pytest.mark.parametrize("option, value, listed", [
+    ("table.include.list", "{db}.nope", "tables in database {db}: {db}.customers, {db}.orders"),
+    ("database.include.list", "nope_{db}", "tables in database nope_{db}: none (there is no database nope_{db})"),
+])
+def test_a_filter_that_matches_no_table_names_the_filter_and_the_tables(mariadb_db, tmp_path, option, value, listed):
+    from cdc_sources.spi import CdcError
+
+    name = mariadb_db["database"]
+    execute(mariadb_db, "CREATE TABLE customers (id INT PRIMARY KEY)", "CREATE TABLE orders (id INT PRIMARY KEY)")
+    value, listed = value.format(db=name), listed.format(db=name)
+    text = (f'pipeline: t\nlakehouse: {{root: "{tmp_path}/lake"}}\nsources:\n  - name: my\n'
+            f"    connector: mariadb\n    connection: {{host: 127.0.0.1, port: {mariadb_db['port']}, user: root}}\n"
+            f'    options: {{{option}: "{value}", database.server.id: "5409", errors.max.retries: "0"}}\n')
+    with pytest.raises(CdcError) as info:
+        run_capture(parse_pipeline(text, env={}), until_idle=True)
+    message = str(info.value)
+    assert f"no table matches the filters ({option}: {value})" in message
+    assert listed in message
