@@ -128,7 +128,13 @@ def _demo(args: argparse.Namespace, say: Say) -> int:
     return run_demo(args.dir, keep=args.keep, say=say)
 
 
+def _bundle(args: argparse.Namespace, say: Say) -> int:
+    from pipelines.bundles.command import run_bundle
+
+    return run_bundle(args, say)
+
+
 _COMMANDS: dict[str, Callable[[argparse.Namespace, Say], int]] = {
     "validate": _validate, "capture": _capture, "silver": _silver, "run": _run, "status": _status,
-    "demo": _demo, "import-debezium": _import_debezium,
+    "demo": _demo, "import-debezium": _import_debezium, "bundle": _bundle,
 }
