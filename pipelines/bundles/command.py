@@ -10,7 +10,7 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-from pipelines.bundles.databricks import Compute, DatabricksOptions, write_databricks_bundle
+from pipelines.bundles.databricks import DatabricksOptions, write_databricks_bundle
 from pipelines.bundles.spark_submit import StreamTrigger, write_spark_submit_bundle
 from pipelines.validation import load_validated
 
@@ -39,8 +39,6 @@ def add_bundle_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     submit.add_argument("--trigger", choices=[t.value for t in StreamTrigger], default="processing-time",
                         help="the silver streaming job's trigger (default: processing-time, runs until stopped)")
     dbx = kind("databricks", "a Databricks Asset Bundle (databricks.yml, a capture job and a silver job)")
-    dbx.add_argument("--compute", choices=[c.value for c in Compute], default=_DEFAULTS.compute.value,
-                     help="job clusters (default) or serverless environments")
     dbx.add_argument("--trigger", choices=[t.value for t in StreamTrigger], default=_DEFAULTS.trigger.value,
                      help="silver: available-now on a schedule (default) or processing-time in a continuous job")
     dbx.add_argument("--schedule", default=_DEFAULTS.silver_schedule, metavar="CRON",
@@ -63,7 +61,7 @@ def run_bundle(args: argparse.Namespace, say: Callable[[str], None]) -> int:
                                          trigger=StreamTrigger(args.trigger))
         say(f"{args.output}: spark-submit bundle of {loaded.config.pipeline} ({made.wheel}); see its README.md")
         return 0
-    options = DatabricksOptions(compute=Compute(args.compute), trigger=StreamTrigger(args.trigger),
+    options = DatabricksOptions(trigger=StreamTrigger(args.trigger),
                                 silver_schedule=args.schedule, checkpoint_volume=args.checkpoint_volume,
                                 spark_version=args.spark_version, node_type_id=args.node_type,
                                 num_workers=args.workers, secret_scope=args.secret_scope)

@@ -16,10 +16,12 @@ long-running task would hold a scheduled job's run open:
   (``cdc-lakehouse-silver-job --stream``): ``available-now`` on a schedule (``silver_schedule``),
   or ``processing-time`` as a continuous job.
 
-Compute: job clusters (the default; the pipeline file's ``${VAR}`` references become
-environment variables read from a Databricks secret scope) or serverless environments (which
-have no environment variables: refused for a pipeline file with ``${VAR}`` references, and for
-``processing-time``, which serverless does not run). Checkpoints go under the lakehouse root
+Compute: job clusters in dedicated (single user) access mode, where a wheel task has a
+classic Spark session: the silver job applies through the classic session (`engine: spark`),
+and the capture runs on a single-node cluster. The pipeline file's ``${VAR}`` references become
+the clusters' environment variables, read from a Databricks secret scope. Serverless compute is
+not offered: its sessions are Spark Connect sessions and it sets no environment variables, so
+neither the silver job nor a capture with secrets could run there. Checkpoints go under the lakehouse root
 (``<root>/silver/_checkpoints``) or a Unity Catalog volume. Schedules are paused in the dev
 target and run in prod. The files are built from the dataclasses below and written with PyYAML.
 """
@@ -28,8 +30,7 @@ from __future__ import annotations
 
 import re
 import shutil
-from dataclasses import dataclass, field
-from enum import StrEnum
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ from pipelines.bundles.wheel import DISTRIBUTION, extra_requirements, take_wheel
 from pipelines.config import PipelineConfig
 from pipelines.extras import CONNECTOR_DRIVERS
 
-__all__ = ["Compute", "DatabricksOptions", "bundle_documents", "write_databricks_bundle"]
+__all__ = ["DatabricksOptions", "bundle_documents", "write_databricks_bundle"]
 
 PIPELINE_FILE = "pipeline.yaml"
 CAPTURE_ENTRY_POINT = "cdc-lakehouse"
@@ -53,18 +54,10 @@ _VOLUME = re.compile(r"^[A-Za-z0-9_]+\.[A-Za-z0-9_]+\.[A-Za-z0-9_]+$")
 _VAR_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-class Compute(StrEnum):
-    """Where the jobs' tasks run."""
-
-    CLUSTER = "cluster"
-    SERVERLESS = "serverless"
-
-
 @dataclass(frozen=True)
 class DatabricksOptions:
     """The choices of ``bundle databricks`` (its command-line options)."""
 
-    compute: Compute = Compute.CLUSTER
     trigger: StreamTrigger = StreamTrigger.AVAILABLE_NOW
     silver_schedule: str = "0 0/15 * * * ?"
     checkpoint_volume: str | None = None
@@ -92,9 +85,8 @@ class WheelTask:
     entry_point: str
     parameters: tuple[str, ...]
     max_retries: int
-    compute: Compute
     libraries: tuple[str, ...] = ()
-    """Wheel path and PyPI requirements: cluster tasks' ``libraries`` (serverless: the environment's)."""
+    """The wheel's path and PyPI requirements (the task's ``libraries``)."""
 
     def as_dict(self) -> dict[str, Any]:
         task: dict[str, Any] = {
@@ -104,24 +96,19 @@ class WheelTask:
         }
         if self.max_retries:
             task |= {"max_retries": self.max_retries, "min_retry_interval_millis": 60000, "retry_on_timeout": True}
-        if self.compute is Compute.SERVERLESS:
-            task["environment_key"] = "default"
-        else:
-            task["job_cluster_key"] = "main"
-            task["libraries"] = [{"whl": lib} if lib.endswith(".whl") else {"pypi": {"package": lib}}
-                                 for lib in self.libraries]
+        task["job_cluster_key"] = "main"
+        task["libraries"] = [{"whl": lib} if lib.endswith(".whl") else {"pypi": {"package": lib}}
+                             for lib in self.libraries]
         return task
 
 
 @dataclass(frozen=True)
 class JobResource:
-    """One job: its tasks, compute and trigger (a cron schedule, or continuous)."""
+    """One job: its tasks, its job cluster and trigger (a cron schedule, or continuous)."""
 
     name: str
     tasks: tuple[WheelTask, ...]
-    compute: Compute
-    dependencies: tuple[str, ...]
-    cluster: dict[str, Any] = field(default_factory=dict)
+    cluster: dict[str, Any]
     schedule: str | None = None
     continuous: bool = False
 
@@ -133,11 +120,7 @@ class JobResource:
                                "pause_status": "${var.pause_status}"}
         if self.continuous:
             job["continuous"] = {"pause_status": "${var.pause_status}"}
-        if self.compute is Compute.SERVERLESS:
-            job["environments"] = [{"environment_key": "default",
-                                    "spec": {"environment_version": "4", "dependencies": list(self.dependencies)}}]
-        else:
-            job["job_clusters"] = [{"job_cluster_key": "main", "new_cluster": self.cluster}]
+        job["job_clusters"] = [{"job_cluster_key": "main", "new_cluster": self.cluster}]
         return job
 
 
@@ -170,15 +153,13 @@ def _variables(config: PipelineConfig, options: DatabricksOptions) -> dict[str, 
     if options.trigger is StreamTrigger.AVAILABLE_NOW:
         variables["silver_schedule"] = Variable("when the silver job runs (Quartz cron, UTC)",
                                                 options.silver_schedule)
-    if options.compute is Compute.CLUSTER:
-        variables |= {
+    return variables | {
             "spark_version": Variable("Databricks Runtime of the job clusters", options.spark_version),
             "node_type_id": Variable("node type of the job clusters", options.node_type_id),
             "num_workers": Variable("workers of the silver job's cluster", options.num_workers),
-            "secret_scope": Variable("the secret scope holding the pipeline file's ${VAR} values",
-                                     options.secret_scope),
-        }
-    return variables
+        "secret_scope": Variable("the secret scope holding the pipeline file's ${VAR} values",
+                                 options.secret_scope),
+    }
 
 
 def _cluster(workers: int | str, secrets: list[str]) -> dict[str, Any]:
@@ -198,15 +179,6 @@ def _cluster(workers: int | str, secrets: list[str]) -> dict[str, Any]:
 def check_options(config: PipelineConfig, pipeline_text: str, options: DatabricksOptions) -> None:
     """Raises ConfigError when an option does not fit the pipeline (see the module doc)."""
     _checkpoints(config, options)
-    secrets = env_references(pipeline_text)
-    if options.compute is Compute.SERVERLESS:
-        if secrets:
-            raise _problem("--compute", f"the pipeline file reads {', '.join(secrets)} from the environment, "
-                                        "which serverless jobs cannot set: use --compute cluster (its secrets "
-                                        "come from a Databricks secret scope)")
-        if options.trigger is StreamTrigger.PROCESSING_TIME:
-            raise _problem("--trigger", "serverless jobs run no processing-time streams: use --trigger "
-                                        "available-now, or --compute cluster")
 
 
 def bundle_documents(config: PipelineConfig, pipeline_text: str, wheel: Path,
@@ -225,17 +197,16 @@ def bundle_documents(config: PipelineConfig, pipeline_text: str, wheel: Path,
     silver_libs = (wheel_path,)
     pipeline = config.pipeline
     capture = WheelTask("capture", CAPTURE_ENTRY_POINT, ("capture", "-c", "${var.pipeline_file}"),
-                        max_retries=-1, compute=options.compute, libraries=capture_libs)
+                        max_retries=-1, libraries=capture_libs)
     continuous = options.trigger is StreamTrigger.PROCESSING_TIME
     silver = WheelTask("silver", SILVER_ENTRY_POINT,
                        ("-c", "${var.pipeline_file}", "--engine", "spark", "--stream", "--trigger",
                         str(options.trigger), "--checkpoints", "${var.checkpoints}"),
-                       max_retries=0 if continuous else 2, compute=options.compute, libraries=silver_libs)
+                       max_retries=0 if continuous else 2, libraries=silver_libs)
     jobs = {
-        f"{pipeline}_capture": JobResource(f"{pipeline} capture", (capture,), options.compute, capture_libs,
-                                           cluster=_cluster(0, secrets), schedule=CAPTURE_RESTART_CRON),
-        f"{pipeline}_silver": JobResource(f"{pipeline} silver", (silver,), options.compute, silver_libs,
-                                          cluster=_cluster("${var.num_workers}", []),
+        f"{pipeline}_capture": JobResource(f"{pipeline} capture", (capture,), cluster=_cluster(0, secrets),
+                                           schedule=CAPTURE_RESTART_CRON),
+        f"{pipeline}_silver": JobResource(f"{pipeline} silver", (silver,), cluster=_cluster("${var.num_workers}", []),
                                           schedule=None if continuous else "${var.silver_schedule}",
                                           continuous=continuous),
     }
