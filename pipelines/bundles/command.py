@@ -56,6 +56,8 @@ def add_bundle_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser],
 def run_bundle(args: argparse.Namespace, say: Callable[[str], None]) -> int:
     """Write the bundle ``args`` ask for; 0 when written."""
     loaded = load_validated(args.config, secrets=False, connectors=False)
+    if args.wheel is None:
+        say("building the cdc-lakehouse wheel from its sources...")
     if args.bundle_kind == "spark-submit":
         made = write_spark_submit_bundle(loaded.config, loaded.path, args.output, wheel=args.wheel,
                                          trigger=StreamTrigger(args.trigger))

@@ -179,6 +179,8 @@ def _cluster(workers: int | str, secrets: list[str]) -> dict[str, Any]:
 def check_options(config: PipelineConfig, pipeline_text: str, options: DatabricksOptions) -> None:
     """Raises ConfigError when an option does not fit the pipeline (see the module doc)."""
     _checkpoints(config, options)
+    if options.num_workers < 1:
+        raise _problem("--workers", f"the silver cluster needs at least one worker, not {options.num_workers}")
 
 
 def bundle_documents(config: PipelineConfig, pipeline_text: str, wheel: Path,

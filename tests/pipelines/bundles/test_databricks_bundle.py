@@ -159,6 +159,7 @@ def test_checkpoints_in_a_unity_catalog_volume(wheel, tmp_path):
 
 @pytest.mark.parametrize(("options", "message"), [
     (("--checkpoint-volume", "main.cdc.state/x"), "is not a Unity Catalog volume name"),
+    (("--workers", "0"), "needs at least one worker, not 0"),
     (("--checkpoint-volume", "main.cdc"), "is not a Unity Catalog volume name"),
 ])
 def test_options_that_do_not_fit_exit_2_and_write_nothing(wheel, tmp_path, capsys, options, message):
