@@ -37,21 +37,19 @@ from typing import Any
 import yaml
 
 from cdc_sources.spi import ConfigError, ConfigProblem
-from pipelines.bundles.folder import write_folder
+from pipelines.bundles.folder import PIPELINE_FILE, write_folder
 from pipelines.bundles.spark_submit import StreamTrigger
 from pipelines.bundles.wheel import DISTRIBUTION, extra_requirements, take_wheel
-from pipelines.config import PipelineConfig
+from pipelines.config import _ENV_REF, PipelineConfig
 from pipelines.extras import CONNECTOR_DRIVERS
 
 __all__ = ["DatabricksOptions", "bundle_documents", "write_databricks_bundle"]
 
-PIPELINE_FILE = "pipeline.yaml"
 CAPTURE_ENTRY_POINT = "cdc-lakehouse"
 SILVER_ENTRY_POINT = "cdc-lakehouse-silver-job"
 CAPTURE_RESTART_CRON = "0 0/10 * * * ?"
 """The capture job's schedule: a run every ten minutes starts the capture if it is not running."""
 _VOLUME = re.compile(r"^[A-Za-z0-9_]+\.[A-Za-z0-9_]+\.[A-Za-z0-9_]+$")
-_VAR_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 @dataclass(frozen=True)
@@ -108,7 +106,7 @@ class JobResource:
 
     name: str
     tasks: tuple[WheelTask, ...]
-    cluster: dict[str, Any]
+    cluster: JobCluster
     schedule: str | None = None
     continuous: bool = False
 
@@ -120,7 +118,7 @@ class JobResource:
                                "pause_status": "${var.pause_status}"}
         if self.continuous:
             job["continuous"] = {"pause_status": "${var.pause_status}"}
-        job["job_clusters"] = [{"job_cluster_key": "main", "new_cluster": self.cluster}]
+        job["job_clusters"] = [{"job_cluster_key": "main", "new_cluster": self.cluster.as_dict()}]
         return job
 
 
@@ -129,8 +127,21 @@ def _problem(option: str, message: str) -> ConfigError:
 
 
 def env_references(text: str) -> list[str]:
-    """The ``${VAR}`` names a pipeline file refers to, sorted."""
-    return sorted(set(_VAR_REF.findall(text)))
+    """The ``${VAR}`` names (without a ``:-default``) in a pipeline file's values, sorted."""
+    names: set[str] = set()
+
+    def walk(value: object) -> None:
+        if isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+        elif isinstance(value, str):
+            names.update(m.group(1) for m in _ENV_REF.finditer(value) if m.group(2) is None)
+
+    walk(yaml.safe_load(text))
+    return sorted(names)
 
 
 def _checkpoints(config: PipelineConfig, options: DatabricksOptions) -> str:
@@ -162,18 +173,28 @@ def _variables(config: PipelineConfig, options: DatabricksOptions) -> dict[str, 
     }
 
 
-def _cluster(workers: int | str, secrets: list[str]) -> dict[str, Any]:
-    cluster: dict[str, Any] = {"spark_version": "${var.spark_version}", "node_type_id": "${var.node_type_id}",
-                               "data_security_mode": "SINGLE_USER"}
-    if workers == 0:  # the capture runs on the driver alone
-        cluster |= {"num_workers": 0, "spark_conf": {"spark.databricks.cluster.profile": "singleNode",
-                                                     "spark.master": "local[*]"},
-                    "custom_tags": {"ResourceClass": "SingleNode"}}
-    else:
-        cluster["num_workers"] = workers
-    if secrets:
-        cluster["spark_env_vars"] = {name: f"{{{{secrets/${{var.secret_scope}}/{name}}}}}" for name in secrets}
-    return cluster
+@dataclass(frozen=True)
+class JobCluster:
+    """A job's cluster: dedicated access mode (a classic Spark session for wheel tasks), the
+    runtime and node type of the bundle variables; ``single_node`` (no workers) or ``workers``;
+    ``secrets``: environment variables read from the ``secret_scope`` variable's scope."""
+
+    single_node: bool
+    workers: str = "${var.num_workers}"
+    secrets: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        cluster: dict[str, Any] = {"spark_version": "${var.spark_version}", "node_type_id": "${var.node_type_id}",
+                                   "data_security_mode": "SINGLE_USER"}
+        if self.single_node:
+            cluster |= {"num_workers": 0, "spark_conf": {"spark.databricks.cluster.profile": "singleNode",
+                                                         "spark.master": "local[*]"},
+                        "custom_tags": {"ResourceClass": "SingleNode"}}
+        else:
+            cluster["num_workers"] = self.workers
+        if self.secrets:
+            cluster["spark_env_vars"] = {name: f"{{{{secrets/${{var.secret_scope}}/{name}}}}}" for name in self.secrets}
+        return cluster
 
 
 def check_options(config: PipelineConfig, pipeline_text: str, options: DatabricksOptions) -> None:
@@ -206,9 +227,10 @@ def bundle_documents(config: PipelineConfig, pipeline_text: str, wheel: Path,
                         str(options.trigger), "--checkpoints", "${var.checkpoints}"),
                        max_retries=0 if continuous else 2, libraries=silver_libs)
     jobs = {
-        f"{pipeline}_capture": JobResource(f"{pipeline} capture", (capture,), cluster=_cluster(0, secrets),
+        f"{pipeline}_capture": JobResource(f"{pipeline} capture", (capture,),
+                                           JobCluster(single_node=True, secrets=tuple(secrets)),
                                            schedule=CAPTURE_RESTART_CRON),
-        f"{pipeline}_silver": JobResource(f"{pipeline} silver", (silver,), cluster=_cluster("${var.num_workers}", []),
+        f"{pipeline}_silver": JobResource(f"{pipeline} silver", (silver,), JobCluster(single_node=False),
                                           schedule=None if continuous else "${var.silver_schedule}",
                                           continuous=continuous),
     }

@@ -10,6 +10,9 @@ from pathlib import Path
 
 from cdc_sources.spi import ConfigError, ConfigProblem
 
+PIPELINE_FILE = "pipeline.yaml"
+"""The pipeline file's name in every bundle (a copy of the user's file, as is)."""
+
 
 def check_destination(out: Path) -> None:
     """The destination must not exist, or be an empty folder.

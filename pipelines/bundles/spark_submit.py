@@ -26,14 +26,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from pipelines.bundles.folder import write_folder
+from pipelines.bundles.folder import PIPELINE_FILE, write_folder
 from pipelines.bundles.wheel import take_wheel
 from pipelines.config import PipelineConfig
 from pipelines.spark_jars import DELTA_SPARK_PACKAGE, DELTA_SQL_CONF
 
 __all__ = ["PIPELINE_FILE", "SPARK_JOBS", "SparkJob", "StreamTrigger", "SubmitBundle", "write_spark_submit_bundle"]
 
-PIPELINE_FILE = "pipeline.yaml"
 SPARK_SUBMIT = '"${SPARK_HOME:+$SPARK_HOME/bin/}spark-submit"'
 """``$SPARK_HOME/bin/spark-submit`` when ``SPARK_HOME`` is set, else the one on ``PATH``."""
 

@@ -45,9 +45,9 @@ def _password(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PG_PASSWORD", SECRET)
 
 
-def build(wheel: Path, out: Path, *options: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def build(wheel: Path, out: Path, *options: str, config: Path = SAMPLE) -> tuple[dict[str, Any], dict[str, Any]]:
     """Run the command; returns databricks.yml and the jobs (by resource key)."""
-    assert main(["-q", "bundle", "databricks", "-c", str(SAMPLE), "-o", str(out), "--wheel", str(wheel),
+    assert main(["-q", "bundle", "databricks", "-c", str(config), "-o", str(out), "--wheel", str(wheel),
                  *options]) == 0
     bundle = yaml.safe_load((out / "databricks.yml").read_text())
     jobs: dict[str, Any] = {}
@@ -139,9 +139,13 @@ def test_secrets_stay_references(wheel, tmp_path):
         if path.is_file() and path.suffix != ".whl":
             assert SECRET not in path.read_text(), path
     assert (tmp_path / "out" / "pipeline.yaml").read_text() == SAMPLE.read_text()
-    _, jobs = build(wheel, tmp_path / "again", "--secret-scope", "shop")
+    # only values' ${VAR} without a default become secret environment variables (not comments)
+    config = tmp_path / "pipeline.yaml"
+    config.write_text("# set ${IN_A_COMMENT}\n" + SAMPLE.read_text().replace("user: cdc", 'user: "${PG_USER:-cdc}"'))
+    _, jobs = build(wheel, tmp_path / "again", "--secret-scope", "shop", config=config)
     cluster = jobs["shop_capture"]["job_clusters"][0]["new_cluster"]
     assert cluster["spark_env_vars"] == {"PG_PASSWORD": "{{secrets/${var.secret_scope}/PG_PASSWORD}}"}
+    assert "spark_env_vars" not in jobs["shop_silver"]["job_clusters"][0]["new_cluster"]
 
 
 def test_processing_time_is_a_continuous_job_without_task_retries(wheel, tmp_path):
