@@ -4,7 +4,8 @@ virtualenvs to install it into (shared by the spark-submit job tests and the bun
 * `SPARK_HOME`, `SPARK_SUBMIT`: pyspark's own Spark distribution and its launcher;
 * `submit_env`: the environment a spark-submit child needs (``SPARK_HOME``, the Python of its
   driver and workers);
-* `project_wheel`: the wheel built with plain pip from a copy of the sources;
+* `project_wheel`: the wheel built with plain pip from a copy of the sources (as
+  ``cdc-lakehouse bundle`` builds it);
 * `new_venv`, `pip_install`: a fresh venv (no pip of its own) and this pip installing into it
   with ``-c constraints.txt`` (pip's cache makes it quick).
 """
@@ -12,18 +13,18 @@ virtualenvs to install it into (shared by the spark-submit job tests and the bun
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pyspark
 
+from pipelines.bundles.wheel import build_wheel
+
 ROOT = Path(__file__).resolve().parents[2]
 CONSTRAINTS = ROOT / "constraints.txt"
 SPARK_HOME = Path(pyspark.__file__).parent
 SPARK_SUBMIT = SPARK_HOME / "bin" / "spark-submit"
-WHEEL_SOURCES = ("pyproject.toml", "README.md", "cdc_sources", "bronze", "silver", "pipelines", "jobs")
 
 
 def submit_env(python: str | Path = sys.executable) -> dict[str, str]:
@@ -44,16 +45,7 @@ def run(*cmd: str | Path, cwd: Path | None = None, env: dict[str, str] | None = 
 
 def project_wheel(out: Path) -> Path:
     """The project wheel, built with plain pip from a copy of the sources into ``out``."""
-    src = out / "src"
-    for name in WHEEL_SOURCES:
-        if (ROOT / name).is_dir():
-            shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        else:
-            src.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, src / name)
-    run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "--disable-pip-version-check", "-w", out, src)
-    (wheel,) = out.glob("cdc_lakehouse-*.whl")
-    return wheel
+    return build_wheel(out)
 
 
 def new_venv(path: Path) -> Path:
