@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from cdc_sources.spi import CdcError, ConfigError, MissingDependencyError
+from pipelines.bundles.command import add_bundle_parser
 
 EXIT_OK, EXIT_FAILURE, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -65,6 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     imp.add_argument("connector", help="the connector JSON file ({\"name\": ..., \"config\": {...}} or the config)")
     imp.add_argument("-o", "--output", help="write the YAML here (default: standard output)")
     imp.add_argument("--root", default="./lakehouse", help="lakehouse root written to the file")
+    add_bundle_parser(sub, common)
     demo = sub.add_parser("demo", parents=[common], help="capture a throwaway local PostgreSQL into a local lakehouse",
                           description="Start a private PostgreSQL with sample data, capture it into bronze "
                                       "and build silver, printing what happens.")

@@ -71,12 +71,9 @@ def _silver(args: argparse.Namespace, say: Say) -> int:
 
 
 def _silver_stream(args: argparse.Namespace, config: PipelineConfig, say: Say) -> int:
-    trigger = args.trigger or ("available-now" if args.once else "processing-time")
-    if args.once and trigger != "available-now":
-        raise ConfigError([ConfigProblem("silver", "--once with --stream means --trigger available-now")])
     from pipelines.silver_commands import stream_silver
 
-    result = stream_silver(config, trigger="available_now" if trigger == "available-now" else "processing_time",
+    result = stream_silver(config, trigger=args.trigger, once=args.once,
                            interval_seconds=args.interval, checkpoint_root=args.checkpoints, progress=say)
     for table, error in result.errors.items():
         print(f"silver {table} FAILED: {error}", file=sys.stderr, flush=True)  # an error: shown under -q too
@@ -131,7 +128,13 @@ def _demo(args: argparse.Namespace, say: Say) -> int:
     return run_demo(args.dir, keep=args.keep, say=say)
 
 
+def _bundle(args: argparse.Namespace, say: Say) -> int:
+    from pipelines.bundles.command import run_bundle
+
+    return run_bundle(args, say)
+
+
 _COMMANDS: dict[str, Callable[[argparse.Namespace, Say], int]] = {
     "validate": _validate, "capture": _capture, "silver": _silver, "run": _run, "status": _status,
-    "demo": _demo, "import-debezium": _import_debezium,
+    "demo": _demo, "import-debezium": _import_debezium, "bundle": _bundle,
 }

@@ -9,11 +9,9 @@ never print.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 import yaml
@@ -131,46 +129,18 @@ class PipelineConfig(_Strict):
         raise KeyError(name)
 
 
-@dataclass(frozen=True)
-class LoadedPipeline:
-    """A validated pipeline file and where it came from."""
-
-    config: PipelineConfig
-    path: Path
-
-
-def load_pipeline(path: str | Path, *, env: Mapping[str, str] | None = None) -> LoadedPipeline:
-    """Read, interpolate and validate a pipeline file.
+def parse_pipeline(text: str, *, file: str = "<string>", env: Mapping[str, str]) -> PipelineConfig:
+    """Validate pipeline YAML text (the pipeline model only; `pipelines.validation.load_validated`
+    reads a file and checks everything else).
 
     Raises:
         ConfigError: with every problem found, each naming the file, line and key.
     """
-    path = Path(path)
-    env = os.environ if env is None else env
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise ConfigError([ConfigProblem("", f"cannot read the file: {exc.strerror}")], file=str(path)) from exc
-    return LoadedPipeline(parse_pipeline(text, file=str(path), env=env), path)
-
-
-def parse_pipeline(text: str, *, file: str = "<string>", env: Mapping[str, str]) -> PipelineConfig:
-    """Validate pipeline YAML text; see `load_pipeline`."""
     doc = read_yaml(text, file=file, env=env)
     try:
         return PipelineConfig.model_validate(doc.data)
     except ValidationError as exc:
         raise ConfigError([redact(p, doc) for p in pydantic_problems(exc, doc.lines)], file=file) from None
-
-
-def read_document(text: str, *, file: str, env: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, int]]:
-    """Parse YAML and interpolate ``${ENV}``; returns the data and a key-path -> line index.
-
-    Raises:
-        ConfigError: malformed YAML, a non-mapping document, a key given twice, or unset variables.
-    """
-    doc = read_yaml(text, file=file, env=env)
-    return doc.data, doc.lines
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from cdc_sources.spi import ConfigError, ConfigProblem
 from pipelines.capture import run_capture
 from pipelines.config import PipelineConfig
 from pipelines.silver_runner import SilverRunResult, run_silver
-from pipelines.silver_stream import StreamRunResult, Trigger, run_streams, stream_refusal
+from pipelines.silver_stream import StreamRunResult, run_streams, stream_refusal, stream_trigger
 
 Progress = Callable[[str], None]
 
@@ -24,21 +24,24 @@ def build_silver(config: PipelineConfig, *, once: bool, progress: Progress | Non
     )
 
 
-def stream_silver(config: PipelineConfig, *, trigger: Trigger, interval_seconds: float | None = None,
+def stream_silver(config: PipelineConfig, *, trigger: str | None, once: bool, interval_seconds: float | None = None,
                   checkpoint_root: str | None = None, progress: Progress | None = None,
                   stop: threading.Event | None = None) -> StreamRunResult:
-    """Run the pipeline's silver tables as Structured Streaming queries (`pipelines.silver_stream`).
+    """Run the pipeline's silver tables as Structured Streaming queries (`pipelines.silver_stream`),
+    with the ``--trigger`` given (``stream_trigger``) or the default for ``once``.
 
     Raises:
-        ConfigError: the engine cannot stream (Sail) or the options ask for what streaming does not do.
+        ConfigError: the engine cannot stream (Sail), the options ask for what streaming does not do,
+            or ``once`` with a processing-time trigger.
     """
     refusal = stream_refusal(config.engine, config.silver_options)
     if refusal is not None:
         raise ConfigError([ConfigProblem("silver", refusal)])
+    chosen = stream_trigger(trigger, once=once)
     interval = config.silver_options.interval_seconds if interval_seconds is None else interval_seconds
     return run_streams(
         root=config.lakehouse.root, engine=config.engine, tables=config.silver, options=config.silver_options,
-        sources=config.topic_prefixes(), trigger=trigger, interval_seconds=interval,
+        sources=config.topic_prefixes(), trigger=chosen, interval_seconds=interval,
         checkpoint_root=checkpoint_root, progress=progress, stop=stop,
     )
 

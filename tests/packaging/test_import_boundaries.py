@@ -151,3 +151,14 @@ def test_capture_postgres_with_spark_and_mysql_drivers_unimportable(pg_db, tmp_p
     assert "50 snapshot rows" in out
     assert loaded <= set(PG_DRIVERS), loaded
     assert DeltaTable(str(tmp_path / "lake" / "bronze" / "pg.public.customers")).to_pyarrow_table().num_rows == 50
+
+
+def test_bundle_imports_no_spark_and_no_driver(tmp_path):
+    wheel = tmp_path / "cdc_lakehouse-0.1.0-py3-none-any.whl"
+    wheel.write_bytes(b"the wheel is only copied")
+    out = tmp_path / "bundle"
+    code, out_text, err, loaded = run_blocked((*SPARK, *MYSQL_DRIVERS, *PG_DRIVERS), "bundle", "spark-submit", "-c",
+                                              pg_file(tmp_path), "-o", str(out), "--wheel", str(wheel))
+    assert code == 0, err  # as with `pip install cdc-lakehouse`, no extra
+    assert "spark-submit bundle of" in out_text and (out / "bin" / "silver-batch.sh").exists()
+    assert not loaded, loaded
