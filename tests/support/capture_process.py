@@ -81,6 +81,12 @@ class CaptureProcess:
             os.kill(self.proc.pid, signal.SIGKILL)
         return self.proc.wait(30)
 
+    def terminate(self, sig: int = signal.SIGTERM, timeout: float = 60) -> int:
+        """Send ``sig`` (SIGTERM) to the running process and wait for it to end; returns its exit status."""
+        assert self.proc is not None and self.proc.poll() is None, f"capture is not running:\n{self.tail()}"
+        os.kill(self.proc.pid, sig)
+        return self.proc.wait(timeout)
+
     def kill_running(self, during: str = "") -> None:
         """SIGKILL the process, which must still be running (``during``: where, for the message)."""
         status = self.kill()
