@@ -1,0 +1,279 @@
+"""One writer per source: a lease stored in the lakehouse beside the source's bronze tables.
+
+Layout: ``<root>/bronze/_cdc/<source>/lease/<generation>.json``, one file per generation
+(zero-padded, so names sort by generation). The current lease is the highest generation. A
+file names its holder (host, pid, the process's start time), when it was acquired, when the
+holder last renewed it and for how long a renewal holds (``ttl_s``).
+
+The protocol needs only what every store offers, so it carries over to object stores:
+
+* **create-if-absent** of ``<generation + 1>.json`` takes a lease (a free one, or one whose
+  holder is gone). Of two processes racing for the same generation exactly one creates it;
+  the other reads the winner and is refused. On S3 this is ``PutObject`` with
+  ``If-None-Match: *``; on GCS ``ifGenerationMatch=0``; on Azure ``If-None-Match: *``;
+* **overwrite** of its own file by the holder only (renewals and the final release);
+* **list** and **get** of the folder.
+
+A lease is taken over, with a warning, when it was released, when its renewal has expired,
+or when its holder ran on this host and that process no longer exists (a ``kill -9``: no
+need to wait for the expiry). A holder that finds a higher generation than its own has lost
+the lease (it was presumed dead, e.g. suspended longer than the TTL) and must stop writing.
+
+Only local roots (a path or ``file://``) are implemented here; on an object-store root the
+lease is not enforced and `acquire` says so in a warning (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import orjson
+import psutil
+
+from bronze.schema import CDC_DIR, bronze_root
+from cdc_sources.spi import CdcError, Fatal
+
+log = logging.getLogger(__name__)
+
+LEASE_DIR = "lease"
+DEFAULT_TTL_S = 30.0
+"""How long a renewal holds; the holder renews every third of it."""
+
+
+class LeaseHeldError(CdcError, Fatal):
+    """Another process holds the source's lease."""
+
+
+class LeaseLostError(CdcError, Fatal):
+    """This process's lease was taken over by another one; it must stop writing."""
+
+
+@dataclass(frozen=True)
+class LeaseRecord:
+    """One lease file's content.
+
+    Attributes:
+        source: the source name.
+        generation: the lease's generation (its file name).
+        host / pid / started: the holder process (``started``: its start time, Unix seconds,
+            which tells a live holder from a later process that reused its pid).
+        token: unique per acquisition.
+        acquired_at / renewed_at: UTC ISO-8601 times.
+        ttl_s: a renewal holds this long.
+        released: the holder let it go.
+        purpose: what the holder does (``capture``, ``reset``, ...), for messages.
+    """
+
+    source: str
+    generation: int
+    host: str
+    pid: int
+    started: float
+    token: str
+    acquired_at: str
+    renewed_at: str
+    ttl_s: float
+    released: bool = False
+    purpose: str = "capture"
+
+    def expired(self, now: dt.datetime) -> bool:
+        return now > dt.datetime.fromisoformat(self.renewed_at) + dt.timedelta(seconds=self.ttl_s)
+
+    def describe(self) -> str:
+        return (f"{self.purpose} on host {self.host} pid {self.pid} since {self.acquired_at} "
+                f"(last renewed {self.renewed_at})")
+
+
+def lease_dir(root: str, source: str) -> str:
+    """Where a source's lease files live."""
+    return f"{bronze_root(root)}/{CDC_DIR}/{source}/{LEASE_DIR}"
+
+
+def local_path(uri: str) -> Path | None:
+    """The local path of a root, or None for an object-store URI."""
+    if uri.startswith("file://"):
+        return Path(uri[len("file://"):])
+    if "://" in uri:
+        return None
+    return Path(uri)
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def _process_started(pid: int) -> float | None:
+    try:
+        return float(psutil.Process(pid).create_time())
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        return None
+
+
+def _holder_gone(record: LeaseRecord, host: str) -> bool:
+    """The holder ran on this host and that process (pid and start time) no longer exists."""
+    if record.host != host:
+        return False
+    started = _process_started(record.pid)
+    return started is None or abs(started - record.started) > 1.0
+
+
+class LocalLeaseStore:
+    """Lease files in a local folder: create-if-absent is ``O_CREAT | O_EXCL``, overwrite is a
+    rename over the file (readers never see half a file)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def generations(self) -> list[int]:
+        try:
+            names = os.listdir(self.folder)
+        except FileNotFoundError:
+            return []
+        return sorted(int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit())
+
+    def read(self, generation: int) -> LeaseRecord | None:
+        try:
+            data = orjson.loads(self._file(generation).read_bytes())
+        except FileNotFoundError:
+            return None
+        except orjson.JSONDecodeError:  # being created this instant: treat as held, just now
+            return None
+        return LeaseRecord(**data)
+
+    def create(self, record: LeaseRecord) -> bool:
+        """Create the record's generation file; False if it exists already."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        tmp = self.folder / f".{record.generation:020d}.{record.token}.tmp"
+        tmp.write_bytes(orjson.dumps(asdict(record)))
+        try:
+            os.link(tmp, self._file(record.generation))  # atomic, fails if the name exists
+        except FileExistsError:
+            return False
+        finally:
+            tmp.unlink(missing_ok=True)
+        return True
+
+    def overwrite(self, record: LeaseRecord) -> None:
+        tmp = self.folder / f".{record.generation:020d}.{record.token}.tmp"
+        tmp.write_bytes(orjson.dumps(asdict(record)))
+        os.replace(tmp, self._file(record.generation))
+
+    def delete(self, generation: int) -> None:
+        self._file(generation).unlink(missing_ok=True)
+
+    def _file(self, generation: int) -> Path:
+        return self.folder / f"{generation:020d}.json"
+
+
+class Lease:
+    """A held lease, renewed by a daemon thread until `release`.
+
+    ``on_lost`` is called (from the renewal thread) if another process took the lease over.
+    """
+
+    def __init__(self, store: LocalLeaseStore, record: LeaseRecord, on_lost: Callable[[], None] | None) -> None:
+        self.store, self.record, self.on_lost = store, record, on_lost
+        self.lost = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._renew_loop, name=f"lease-{record.source}", daemon=True)
+        self._thread.start()
+
+    def _renew_loop(self) -> None:
+        while not self._stop.wait(self.record.ttl_s / 3):
+            try:
+                self.renew()
+            except OSError as exc:  # a store hiccup: the next renewal may work, before the expiry
+                log.warning("source %s: could not renew the writer lease: %s", self.record.source, exc)
+            if self.lost:
+                return
+
+    def renew(self) -> None:
+        newest = max(self.store.generations(), default=0)
+        if newest != self.record.generation:
+            self.lost = True
+            holder = self.store.read(newest)
+            log.error("source %s: the writer lease was taken over by %s; stopping", self.record.source,
+                      holder.describe() if holder else f"generation {newest}")
+            if self.on_lost is not None:
+                self.on_lost()
+            return
+        self.record = replace(self.record, renewed_at=_now().isoformat())
+        self.store.overwrite(self.record)
+
+    def check(self) -> None:
+        """Raise `LeaseLostError` if the lease was taken over."""
+        if self.lost:
+            raise LeaseLostError(f"source {self.record.source}: another process took over the writer lease while "
+                                 "this one held it (was it suspended longer than the lease TTL?); stopped")
+
+    def release(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        if not self.lost and max(self.store.generations(), default=0) == self.record.generation:
+            self.store.overwrite(replace(self.record, released=True, renewed_at=_now().isoformat()))
+
+
+class NoLease:
+    """What `acquire` returns where no lease can be kept (object-store roots)."""
+
+    lost = False
+
+    def check(self) -> None:
+        return None
+
+    def release(self) -> None:
+        return None
+
+
+def acquire(root: str, source: str, *, purpose: str = "capture", ttl_s: float = DEFAULT_TTL_S,
+            on_lost: Callable[[], None] | None = None) -> Lease | NoLease:
+    """Take the source's writer lease, or raise `LeaseHeldError` naming its holder.
+
+    A stale lease (released, expired, or its holder process gone from this host) is taken over
+    with a warning.
+    """
+    folder = local_path(root)
+    if folder is None:
+        log.warning("source %s: the lakehouse root %s is not a local folder: one writer per source is not "
+                    "enforced there; run a single capture per source", source, root)
+        return NoLease()
+    store = LocalLeaseStore(Path(lease_dir(str(folder), source)))
+    host = socket.gethostname()
+    pid = os.getpid()
+    started = _process_started(pid) or 0.0
+    for _ in range(5):  # a lost race for a generation: look again
+        generations = store.generations()
+        newest = max(generations, default=0)
+        current = store.read(newest) if newest else None
+        if current is not None and not current.released:
+            now = _now()
+            if current.expired(now):
+                log.warning("source %s: taking over the writer lease of %s: it expired", source, current.describe())
+            elif _holder_gone(current, host):
+                log.warning("source %s: taking over the writer lease of %s: that process is gone", source,
+                            current.describe())
+            else:
+                raise LeaseHeldError(f"source {source} is already being written by {current.describe()}; "
+                                     "one writer per source: stop that process first (a crashed holder's lease "
+                                     f"is taken over once it expires, {current.ttl_s:.0f}s after its last renewal)")
+        elif current is None and newest:
+            time.sleep(0.05)
+            continue  # being written this instant
+        now_text = _now().isoformat()
+        record = LeaseRecord(source=source, generation=newest + 1, host=host, pid=pid, started=started,
+                             token=uuid.uuid4().hex, acquired_at=now_text, renewed_at=now_text, ttl_s=ttl_s,
+                             purpose=purpose)
+        if store.create(record):
+            for old in generations:
+                store.delete(old)
+            return Lease(store, record, on_lost)
+    raise LeaseHeldError(f"source {source}: could not take the writer lease: other processes keep taking it")
