@@ -10,8 +10,11 @@ bronze equals ``SELECT *``).
 
 from __future__ import annotations
 
+import os
 import random
 import signal
+import subprocess
+import sys
 import time
 
 import orjson
@@ -154,5 +157,42 @@ def test_sigterm_mid_snapshot_exits_0_and_the_next_run_redoes_the_snapshot(pg_db
         if capture.running:
             capture.kill()
     capture.run_until_idle()
+    problems = check_exactly_once(root, pg_db, slot=slot, oracle_slot=oracle if has_oracle else None)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.spark
+def test_sigterm_stops_run_capture_and_silver_with_exit_0(pg_db, tmp_path):
+    root = str(tmp_path / "lake")
+    slot, oracle = _names(pg_db)
+    sizes = {"accounts": 50, "big": 50, "orders": 50}
+    create_schema(pg_db, **sizes)
+    has_oracle = create_oracle_slot(pg_db, oracle)
+    config = tmp_path / "pipeline.yaml"
+    config.write_text(pipeline_yaml(root, pg_db, slot=slot, interval_ms=100, max_records=100)
+                      + "silver:\n  - {table: accounts, source: pg.public.accounts}\n"
+                      + "silver_options: {interval_seconds: 1}\n")
+    logs = tmp_path / "run"
+    logs.mkdir()
+    out, err = logs / "out", logs / "err"
+    workload = Workload(pg_db, SEED, sizes).start()
+    try:
+        with out.open("wb") as o, err.open("wb") as e:
+            proc = subprocess.Popen([sys.executable, "-m", "pipelines.cli", "-v", "run", "-c", str(config)],
+                                    stdout=o, stderr=e)
+        try:
+            assert wait_until(lambda: "silver accounts: " in out.read_text() and "events" in out.read_text(),
+                              180, 0.2), f"{out.read_text()}\n{err.read_text()[-3000:]}"
+            time.sleep(1)
+            os.kill(proc.pid, signal.SIGTERM)
+            status = proc.wait(120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert status == 0, f"{out.read_text()}\n{err.read_text()[-3000:]}"
+        assert "stopped: " in out.read_text() and "Traceback" not in err.read_text()
+    finally:
+        workload.stop()
+    CaptureProcess(config, logs).run_until_idle()
     problems = check_exactly_once(root, pg_db, slot=slot, oracle_slot=oracle if has_oracle else None)
     assert not problems, "\n".join(problems)
