@@ -129,7 +129,9 @@ def test_sigterm_inside_a_large_transaction_commits_no_part_of_it_past_the_offse
     assert not problems, "\n".join(problems)
 
 
-def test_sigterm_mid_snapshot_exits_0_and_the_next_run_redoes_the_snapshot(pg_db, tmp_path):
+@pytest.mark.parametrize("to_group", [False, True], ids=["sigterm", "sigint-to-process-group"])
+def test_sigterm_mid_snapshot_exits_0_and_the_next_run_redoes_the_snapshot(pg_db, tmp_path, to_group):
+    """``sigint-to-process-group`` is a terminal's Ctrl-C: the snapshot's COPY worker processes get it too."""
     root = str(tmp_path / "lake")
     slot, oracle = _names(pg_db)
     sizes = {"accounts": 500, "big": 50_000, "orders": 200}
@@ -137,12 +139,12 @@ def test_sigterm_mid_snapshot_exits_0_and_the_next_run_redoes_the_snapshot(pg_db
     has_oracle = create_oracle_slot(pg_db, oracle)
     config = tmp_path / "pipeline.yaml"
     config.write_text(pipeline_yaml(root, pg_db, slot=slot, interval_ms=50, max_records=2_000))
-    capture = CaptureProcess(config, tmp_path)
+    capture = CaptureProcess(config, tmp_path, own_group=to_group)
     workload = Workload(pg_db, SEED, sizes).start()
     try:
         capture.start_planned()
         assert capture.wait_output("big: reading", 120), capture.tail()
-        status = capture.terminate()
+        status = capture.terminate(signal.SIGINT, group=True) if to_group else capture.terminate()
         assert status == 0, capture.tail()
         assert "stopped on request" in capture.stdout.read_text(), capture.tail()
         rows = read_offsets(root, PREFIX)
