@@ -11,13 +11,15 @@ The protocol needs only what every store offers, so it carries over to object st
   holder is gone). Of two processes racing for the same generation exactly one creates it;
   the other reads the winner and is refused. On S3 this is ``PutObject`` with
   ``If-None-Match: *``; on GCS ``ifGenerationMatch=0``; on Azure ``If-None-Match: *``;
-* **overwrite** of its own file by the holder only (renewals and the final release);
+* **overwrite** of its own file by the holder only (renewals), **delete** of it (release);
 * **list** and **get** of the folder.
 
-A lease is taken over, with a warning, when it was released, when its renewal has expired,
-or when its holder ran on this host and that process no longer exists (a ``kill -9``: no
-need to wait for the expiry). A holder that finds a higher generation than its own has lost
-the lease (it was presumed dead, e.g. suspended longer than the TTL) and must stop writing.
+Releasing deletes the file (and the folders left empty: a capture that failed to start
+leaves nothing in the lakehouse). A lease is taken over, with a warning, when its renewal
+has expired, or when its holder ran on this host and that process no longer exists (a
+``kill -9``: no need to wait for the expiry). A holder that finds the newest file is not its
+own (another generation or another token: generations restart after a release) has lost the
+lease (it was presumed dead, e.g. suspended longer than the TTL) and must stop writing.
 
 Only local roots (a path or ``file://``) are implemented here; on an object-store root the
 lease is not enforced and `acquire` says so in a warning (docs/architecture.md).
@@ -69,7 +71,6 @@ class LeaseRecord:
         token: unique per acquisition.
         acquired_at / renewed_at: UTC ISO-8601 times.
         ttl_s: a renewal holds this long.
-        released: the holder let it go.
         purpose: what the holder does (``capture``, ``reset``, ...), for messages.
     """
 
@@ -82,7 +83,6 @@ class LeaseRecord:
     acquired_at: str
     renewed_at: str
     ttl_s: float
-    released: bool = False
     purpose: str = "capture"
 
     def expired(self, now: dt.datetime) -> bool:
@@ -170,6 +170,16 @@ class LocalLeaseStore:
     def delete(self, generation: int) -> None:
         self._file(generation).unlink(missing_ok=True)
 
+    def prune(self, stop: Path) -> None:
+        """Remove the lease folder and its parents up to ``stop`` (kept) while they are empty."""
+        folder = self.folder
+        while folder != stop and stop in folder.parents:
+            try:
+                folder.rmdir()
+            except OSError:  # not empty (or gone): stop there
+                return
+            folder = folder.parent
+
     def _file(self, generation: int) -> Path:
         return self.folder / f"{generation:020d}.json"
 
@@ -180,8 +190,9 @@ class Lease:
     ``on_lost`` is called (from the renewal thread) if another process took the lease over.
     """
 
-    def __init__(self, store: LocalLeaseStore, record: LeaseRecord, on_lost: Callable[[], None] | None) -> None:
-        self.store, self.record, self.on_lost = store, record, on_lost
+    def __init__(self, store: LocalLeaseStore, record: LeaseRecord, on_lost: Callable[[], None] | None,
+                 root: Path) -> None:
+        self.store, self.record, self.on_lost, self.root = store, record, on_lost, root
         self.lost = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._renew_loop, name=f"lease-{record.source}", daemon=True)
@@ -196,11 +207,17 @@ class Lease:
             if self.lost:
                 return
 
-    def renew(self) -> None:
+    def _mine(self) -> bool:
+        """Whether the newest lease file is this holder's."""
         newest = max(self.store.generations(), default=0)
-        if newest != self.record.generation:
+        current = self.store.read(newest) if newest == self.record.generation else None
+        return current is not None and current.token == self.record.token
+
+    def renew(self) -> None:
+        if not self._mine():
             self.lost = True
-            holder = self.store.read(newest)
+            newest = max(self.store.generations(), default=0)
+            holder = self.store.read(newest) if newest else None
             log.error("source %s: the writer lease was taken over by %s; stopping", self.record.source,
                       holder.describe() if holder else f"generation {newest}")
             if self.on_lost is not None:
@@ -218,8 +235,9 @@ class Lease:
     def release(self) -> None:
         self._stop.set()
         self._thread.join()
-        if not self.lost and max(self.store.generations(), default=0) == self.record.generation:
-            self.store.overwrite(replace(self.record, released=True, renewed_at=_now().isoformat()))
+        if not self.lost and self._mine():
+            self.store.delete(self.record.generation)
+            self.store.prune(self.root)
 
 
 class NoLease:
@@ -247,6 +265,9 @@ def acquire(root: str, source: str, *, purpose: str = "capture", ttl_s: float = 
                     "enforced there; run a single capture per source", source, root)
         return NoLease()
     store = LocalLeaseStore(Path(lease_dir(str(folder), source)))
+    existing = store.folder  # release removes the folders this creates, not more
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
     host = socket.gethostname()
     pid = os.getpid()
     started = _process_started(pid) or 0.0
@@ -254,7 +275,7 @@ def acquire(root: str, source: str, *, purpose: str = "capture", ttl_s: float = 
         generations = store.generations()
         newest = max(generations, default=0)
         current = store.read(newest) if newest else None
-        if current is not None and not current.released:
+        if current is not None:
             now = _now()
             if current.expired(now):
                 log.warning("source %s: taking over the writer lease of %s: it expired", source, current.describe())
@@ -275,5 +296,5 @@ def acquire(root: str, source: str, *, purpose: str = "capture", ttl_s: float = 
         if store.create(record):
             for old in generations:
                 store.delete(old)
-            return Lease(store, record, on_lost)
+            return Lease(store, record, on_lost, existing)
     raise LeaseHeldError(f"source {source}: could not take the writer lease: other processes keep taking it")

@@ -96,13 +96,31 @@ def test_a_live_lease_of_another_host_is_refused_until_it_expires(tmp_path):
         leases.acquire(root, "s")
 
 
-def test_a_released_lease_is_taken_without_warning(tmp_path, caplog):
-    root = str(tmp_path)
-    first = leases.acquire(root, "s")
+def test_a_released_lease_is_taken_without_warning_and_release_leaves_nothing(tmp_path, caplog):
+    root = tmp_path / "lake"
+    root.mkdir()
+    first = leases.acquire(str(root), "s")
+    assert os.listdir(lease_dir(str(root), "s"))
     first.release()
-    second = leases.acquire(root, "s")
+    assert list(root.iterdir()) == []  # the lease folders are gone: a failed capture writes nothing
+    second = leases.acquire(str(root), "s")
     second.release()
     assert "taking over" not in caplog.text
+
+
+def test_a_holder_whose_generation_was_reused_after_a_release_knows_it_lost(tmp_path):
+    """Suspended holder A is taken over by B, B releases, C starts again at generation 1."""
+    root = str(tmp_path)
+    a = leases.acquire(root, "s", ttl_s=60)
+    assert isinstance(a, leases.Lease)
+    store = leases.LocalLeaseStore(a.store.folder)
+    store.delete(a.record.generation)  # as B's takeover and release leave it
+    c = replace(a.record, host="other-host", pid=1, token="c")
+    assert store.create(c)
+    a.renew()
+    assert a.lost
+    a.release()
+    assert store.read(1) == c
 
 
 def test_the_holder_renews_and_notices_when_its_lease_was_taken_over(tmp_path):
