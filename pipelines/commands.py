@@ -96,14 +96,21 @@ def _run(args: argparse.Namespace, say: Say) -> int:
 
 
 def _status(args: argparse.Namespace, say: Say) -> int:
+    from bronze.offset_control import Control, read_control
     from bronze.writer import BronzeWriter
 
     loaded = load_validated(args.config, secrets=False, connectors=False)  # reads bronze only
     for spec in loaded.config.sources:
-        writer = BronzeWriter(loaded.config.lakehouse.root, spec.name, loaded.config.lakehouse.storage_options or None)
+        lake = loaded.config.lakehouse
+        writer = BronzeWriter(lake.root, spec.name, lake.storage_options or None)
         stored = writer.recover()
         writer.close()
-        if stored is None:
+        control = read_control(lake.root, spec.name, lake.storage_options or None)
+        if control.control is Control.DECOMMISSION:
+            say(f"source {spec.name}: decommissioned at {control.at}; capture refuses it until a reset")
+        elif control.control is Control.RESET:
+            say(f"source {spec.name}: offsets reset at {control.at}; the next capture starts over")
+        elif stored is None:
             say(f"source {spec.name}: nothing committed to bronze yet")
         else:
             state = "snapshot completed" if stored.snapshot_completed else "snapshot in progress"

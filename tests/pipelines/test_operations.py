@@ -179,7 +179,11 @@ def test_decommission_drops_slot_and_publication_and_capture_refuses_until_reset
     err = capsys.readouterr().err
     assert f"source {PREFIX} was decommissioned" in err and "reset" in err and "Traceback" not in err
     assert _slot_row(pg_db, slot) is None  # the refused capture created nothing
+    assert main(["status", "-c", str(config)]) == 0
+    assert f"source {PREFIX}: decommissioned at 20" in capsys.readouterr().out
     assert main(["reset", "-c", str(config), "--source", PREFIX, "--yes"]) == 0
+    assert main(["status", "-c", str(config)]) == 0
+    assert "offsets reset at 20" in capsys.readouterr().out
     assert _capture(config) == 0
     assert _slot_row(pg_db, slot) is not None and len(read_bronze(root, "orders")) == kept + 5
 
