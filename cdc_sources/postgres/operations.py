@@ -16,7 +16,7 @@ from cdc_sources.postgres.config import PostgresSourceConfig
 from cdc_sources.postgres.connection import connect_sql
 from cdc_sources.postgres.lsn import Lsn, LsnFormatError
 from cdc_sources.postgres.offset import PostgresOffset
-from cdc_sources.spi.operations import PositionFormatError, Rewind, RewindRefusedError
+from cdc_sources.spi.operations import OperationRefusedError, PositionFormatError, Rewind, RewindRefusedError
 
 
 def parse_position(text: str) -> Lsn:
@@ -76,7 +76,7 @@ def decommission(config: PostgresSourceConfig) -> list[str]:
         if state is None:
             done.append(f"replication slot {slot!r} does not exist (already dropped)")
         elif state.active_pid is not None:
-            raise RewindRefusedError(f"replication slot {slot!r} is in use by PID {state.active_pid}: stop that "
+            raise OperationRefusedError(f"replication slot {slot!r} is in use by PID {state.active_pid}: stop that "
                                      "consumer first")
         else:
             slots.drop_slot(conn, slot)

@@ -13,7 +13,11 @@ from typing import Any, Protocol, runtime_checkable
 from cdc_sources.spi.errors import CdcError, Fatal
 
 
-class RewindRefusedError(CdcError, Fatal):
+class OperationRefusedError(CdcError, Fatal):
+    """An operation cannot be done in the source's current state (the message says why)."""
+
+
+class RewindRefusedError(OperationRefusedError):
     """The source can no longer serve the position asked for (the message says why)."""
 
 
@@ -48,5 +52,9 @@ class SourceOperations(Protocol):
         ...
 
     def decommission(self) -> list[str]:
-        """Drop what capture keeps on the server; one line per thing done (or not needed)."""
+        """Drop what capture keeps on the server; one line per thing done (or not needed).
+
+        Raises:
+            OperationRefusedError: what is to be dropped is in use.
+        """
         ...
