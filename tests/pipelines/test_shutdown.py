@@ -198,3 +198,38 @@ def test_sigterm_stops_run_capture_and_silver_with_exit_0(pg_db, tmp_path):
     CaptureProcess(config, logs).run_until_idle()
     problems = check_exactly_once(root, pg_db, slot=slot, oracle_slot=oracle if has_oracle else None)
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.mariadb
+def test_sigterm_mid_stream_on_mariadb_exits_0_and_leaves_bronze_exactly_once(mariadb_db, tmp_path):
+    from tests.support.mariadb_checks import check_exactly_once as check_mariadb
+    from tests.support.mariadb_pipeline import SOURCE, mariadb_pipeline_text
+    from tests.support.mariadb_workload import TABLES
+    from tests.support.mariadb_workload import Workload as MariaWorkload
+    from tests.support.mariadb_workload import create_schema as create_maria_schema
+
+    root = str(tmp_path / "lake")
+    sizes = {"accounts": 100, "big": 500, "orders": 100}
+    create_maria_schema(mariadb_db, **sizes)
+    config = tmp_path / "pipeline.yaml"
+    config.write_text(mariadb_pipeline_text(root, mariadb_db, server_id=5921,
+                                            capture={"commit_interval_ms": 100, "commit_max_records": 200}))
+    capture = CaptureProcess(config, tmp_path)
+    rng = random.Random(SEED)
+    workload = MariaWorkload(mariadb_db, SEED, sizes, large_rows=2_000).start()
+    try:
+        for i in range(4):
+            capture.start_planned()
+            workload.request_large()
+            time.sleep(rng.uniform(0.5, 2.0))
+            status = capture.terminate(signal.SIGINT if i == 3 else signal.SIGTERM)
+            assert status == 0, capture.tail()
+            assert "stopped on request" in capture.stdout.read_text(), capture.tail()
+    finally:
+        workload.stop()
+        if capture.running:
+            capture.kill()
+    assert workload.committed > 50 and workload.failed == 0, workload
+    capture.run_until_idle()
+    problems = check_mariadb(root, mariadb_db, source=SOURCE, tables=TABLES)
+    assert not problems, "\n".join(problems)
