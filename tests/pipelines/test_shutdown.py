@@ -39,7 +39,7 @@ from tests.pipelines.exactly_once_support import (
     topic,
     wait_until,
 )
-from tests.support.bronze_rows import read_offsets
+from tests.support.bronze_rows import read_offsets, snapshot_completed
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 
@@ -220,11 +220,14 @@ def test_sigterm_mid_stream_on_mariadb_exits_0_and_leaves_bronze_exactly_once(ma
     try:
         for i in range(4):
             capture.start_planned()
+            if i == 0:
+                assert wait_until(lambda: snapshot_completed(root, SOURCE), 120, 0.1), capture.tail()
             workload.request_large()
             time.sleep(rng.uniform(0.5, 2.0))
             status = capture.terminate(signal.SIGINT if i == 3 else signal.SIGTERM)
             assert status == 0, capture.tail()
-            assert "stopped on request" in capture.stdout.read_text(), capture.tail()
+            out = capture.stdout.read_text()
+            assert "stopped on request" in out and "0 streamed records" not in out, capture.tail()
     finally:
         workload.stop()
         if capture.running:
