@@ -83,7 +83,8 @@ def _leased_source(config: PipelineConfig, spec: SourceSpec, connector: Connecto
                    progress: ProgressFn | None, stop: threading.Event) -> CaptureResult:
     """Run one source while holding its writer lease; a lost lease ends it with an error."""
     # a lost lease stops every source of this process (then this one's result is an error)
-    lease = leases.acquire(config.lakehouse.root, spec.name, on_lost=stop.set)
+    lease = leases.acquire(config.lakehouse.root, spec.name, on_lost=stop.set,
+                           storage_options=config.lakehouse.storage_options)
     try:
         check_not_decommissioned(config, spec.name)
         result = _run_source(config, spec, connector, until_idle, progress, stop)

@@ -21,22 +21,26 @@ has expired, or when its holder ran on this host and that process no longer exis
 own (another generation or another token: generations restart after a release) has lost the
 lease (it was presumed dead, e.g. suspended longer than the TTL) and must stop writing.
 
-Only local roots (a path or ``file://``) are implemented here; on an object-store root the
-lease is not enforced and `acquire` says so in a warning (docs/architecture.md).
+Local roots (a path or ``file://``) use the file system; object-store roots use obstore (the
+``objectstore`` extra) with the lakehouse's ``storage_options``. Where neither works, the
+lease is not enforced and `acquire` says so in a warning.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 import os
+import re
 import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any, Protocol, cast
 
 import orjson
 import psutil
@@ -126,12 +130,53 @@ def _holder_gone(record: LeaseRecord, host: str) -> bool:
     return started is None or abs(started - record.started) > 1.0
 
 
-class LocalLeaseStore:
-    """Lease files in a local folder: create-if-absent is ``O_CREAT | O_EXCL``, overwrite is a
-    rename over the file (readers never see half a file)."""
+class LeaseStore(Protocol):
+    """Where a source's lease files are: what the protocol needs of a store."""
 
-    def __init__(self, folder: Path) -> None:
+    def generations(self) -> list[int]:
+        """The generations present, ascending."""
+        ...
+
+    def read(self, generation: int) -> LeaseRecord | None:
+        """A generation's record; None if absent or not readable yet."""
+        ...
+
+    def create(self, record: LeaseRecord) -> bool:
+        """Create the record's generation if absent; False if it exists."""
+        ...
+
+    def overwrite(self, record: LeaseRecord) -> None:
+        """Replace the record's generation (its holder only)."""
+        ...
+
+    def delete(self, generation: int) -> None:
+        """Remove a generation (absent: nothing to do)."""
+        ...
+
+    def cleanup(self) -> None:
+        """After a release: remove what the store created around the files (folders)."""
+        ...
+
+
+def _name(generation: int) -> str:
+    return f"{generation:020d}.json"
+
+
+def _parse(data: bytes) -> LeaseRecord | None:
+    try:
+        return LeaseRecord(**orjson.loads(data))
+    except (orjson.JSONDecodeError, TypeError):  # being created this instant, or not a lease file
+        return None
+
+
+class LocalLeaseStore:
+    """Lease files in a local folder: create-if-absent is a hard link of a complete temporary
+    file (fails if the name exists), overwrite a rename over the file (readers never see half a
+    file). ``keep``: the folder `cleanup` stops at (default: the lease folder itself)."""
+
+    def __init__(self, folder: Path, keep: Path | None = None) -> None:
         self.folder = folder
+        self.keep = keep or folder
 
     def generations(self) -> list[int]:
         try:
@@ -142,12 +187,9 @@ class LocalLeaseStore:
 
     def read(self, generation: int) -> LeaseRecord | None:
         try:
-            data = orjson.loads(self._file(generation).read_bytes())
+            return _parse(self._file(generation).read_bytes())
         except FileNotFoundError:
             return None
-        except orjson.JSONDecodeError:  # being created this instant: treat as held, just now
-            return None
-        return LeaseRecord(**data)
 
     def create(self, record: LeaseRecord) -> bool:
         """Create the record's generation file; False if it exists already."""
@@ -170,10 +212,10 @@ class LocalLeaseStore:
     def delete(self, generation: int) -> None:
         self._file(generation).unlink(missing_ok=True)
 
-    def prune(self, stop: Path) -> None:
-        """Remove the lease folder and its parents up to ``stop`` (kept) while they are empty."""
+    def cleanup(self) -> None:
+        """Remove the lease folder and its parents up to ``keep`` (kept) while they are empty."""
         folder = self.folder
-        while folder != stop and stop in folder.parents:
+        while folder != self.keep and self.keep in folder.parents:
             try:
                 folder.rmdir()
             except OSError:  # not empty (or gone): stop there
@@ -181,7 +223,58 @@ class LocalLeaseStore:
             folder = folder.parent
 
     def _file(self, generation: int) -> Path:
-        return self.folder / f"{generation:020d}.json"
+        return self.folder / _name(generation)
+
+
+class ObjectLeaseStore:
+    """Lease files in an object store (obstore): create-if-absent is a conditional put
+    (``PutMode.Create``: S3 ``If-None-Match: *``, GCS ``ifGenerationMatch=0``, Azure
+    ``If-None-Match: *``), overwrite a plain put."""
+
+    def __init__(self, store: Any, prefix: str) -> None:
+        self.store, self.prefix = store, prefix.strip("/")
+
+    def generations(self) -> list[int]:
+        import obstore
+
+        names = [str(meta["path"]).rsplit("/", 1)[-1] for batch in obstore.list(self.store, prefix=self.prefix)
+                 for meta in batch]
+        return sorted(int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit())
+
+    def read(self, generation: int) -> LeaseRecord | None:
+        import obstore
+
+        try:
+            return _parse(bytes(obstore.get(self.store, self._path(generation)).bytes()))
+        except FileNotFoundError:
+            return None
+
+    def create(self, record: LeaseRecord) -> bool:
+        import obstore
+        from obstore.exceptions import AlreadyExistsError
+
+        try:
+            obstore.put(self.store, self._path(record.generation), orjson.dumps(asdict(record)), mode="create")
+        except AlreadyExistsError:
+            return False
+        return True
+
+    def overwrite(self, record: LeaseRecord) -> None:
+        import obstore
+
+        obstore.put(self.store, self._path(record.generation), orjson.dumps(asdict(record)), mode="overwrite")
+
+    def delete(self, generation: int) -> None:
+        import obstore
+
+        with contextlib.suppress(FileNotFoundError):
+            obstore.delete(self.store, self._path(generation))
+
+    def cleanup(self) -> None:
+        return None  # an object store has no folders to remove
+
+    def _path(self, generation: int) -> str:
+        return f"{self.prefix}/{_name(generation)}" if self.prefix else _name(generation)
 
 
 class Lease:
@@ -190,9 +283,8 @@ class Lease:
     ``on_lost`` is called (from the renewal thread) if another process took the lease over.
     """
 
-    def __init__(self, store: LocalLeaseStore, record: LeaseRecord, on_lost: Callable[[], None] | None,
-                 root: Path) -> None:
-        self.store, self.record, self.on_lost, self.root = store, record, on_lost, root
+    def __init__(self, store: LeaseStore, record: LeaseRecord, on_lost: Callable[[], None] | None) -> None:
+        self.store, self.record, self.on_lost = store, record, on_lost
         self.lost = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._renew_loop, name=f"lease-{record.source}", daemon=True)
@@ -237,7 +329,7 @@ class Lease:
         self._thread.join()
         if not self.lost and self._mine():
             self.store.delete(self.record.generation)
-            self.store.prune(self.root)
+            self.store.cleanup()
 
 
 class NoLease:
@@ -252,22 +344,53 @@ class NoLease:
         return None
 
 
+def open_store(root: str, source: str, storage_options: Mapping[str, str] | None = None) -> LeaseStore | None:
+    """The store of a source's lease files; None (with a warning) where none can be opened."""
+    folder = local_path(root)
+    if folder is not None:
+        lease_folder = Path(lease_dir(str(folder), source))
+        keep = lease_folder  # release removes the folders acquiring creates, not more
+        while not keep.exists() and keep != keep.parent:
+            keep = keep.parent
+        return LocalLeaseStore(lease_folder, keep)
+    try:
+        from obstore.store import from_url
+    except ImportError:
+        log.warning("source %s: one writer per source is not enforced on %s: install cdc-lakehouse[objectstore] "
+                    "(the obstore package) for the lease on object stores", source, root)
+        return None
+    options = dict(storage_options or {})
+    while True:  # delta-rs options obstore does not know (AWS_S3_LOCKING_PROVIDER...) are left out
+        try:
+            return ObjectLeaseStore(from_url(lease_dir(root, source), config=cast(Any, options)), "")
+        except Exception as exc:
+            unknown = re.search(r"Configuration key: '([^']+)' is not valid", str(exc))
+            keys = [k for k in options if unknown and k.lower() == unknown[1].lower()]
+            if not keys:
+                log.warning("source %s: one writer per source is not enforced on %s: the lease store cannot be "
+                            "opened (%s)", source, root, type(exc).__name__)
+                return None
+            log.debug("source %s: storage option %s is not used for the lease", source, keys[0])
+            del options[keys[0]]
+
+
 def acquire(root: str, source: str, *, purpose: str = "capture", ttl_s: float = DEFAULT_TTL_S,
-            on_lost: Callable[[], None] | None = None) -> Lease | NoLease:
+            on_lost: Callable[[], None] | None = None,
+            storage_options: Mapping[str, str] | None = None) -> Lease | NoLease:
     """Take the source's writer lease, or raise `LeaseHeldError` naming its holder.
 
-    A stale lease (released, expired, or its holder process gone from this host) is taken over
-    with a warning.
+    A stale lease (expired, or its holder process gone from this host) is taken over with a
+    warning. Where no lease store can be opened, a warning says one writer is not enforced.
     """
-    folder = local_path(root)
-    if folder is None:
-        log.warning("source %s: the lakehouse root %s is not a local folder: one writer per source is not "
-                    "enforced there; run a single capture per source", source, root)
+    store = open_store(root, source, storage_options)
+    if store is None:
         return NoLease()
-    store = LocalLeaseStore(Path(lease_dir(str(folder), source)))
-    existing = store.folder  # release removes the folders this creates, not more
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
+    return acquire_in(store, source, purpose=purpose, ttl_s=ttl_s, on_lost=on_lost)
+
+
+def acquire_in(store: LeaseStore, source: str, *, purpose: str = "capture", ttl_s: float = DEFAULT_TTL_S,
+               on_lost: Callable[[], None] | None = None) -> Lease:
+    """`acquire` in a given store."""
     host = socket.gethostname()
     pid = os.getpid()
     started = _process_started(pid) or 0.0
@@ -296,5 +419,5 @@ def acquire(root: str, source: str, *, purpose: str = "capture", ttl_s: float = 
         if store.create(record):
             for old in generations:
                 store.delete(old)
-            return Lease(store, record, on_lost, existing)
+            return Lease(store, record, on_lost)
     raise LeaseHeldError(f"source {source}: could not take the writer lease: other processes keep taking it")

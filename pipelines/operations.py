@@ -108,7 +108,7 @@ def reset(config: PipelineConfig, source: str, *, to: str | None, yes: bool, say
     """
     spec = find_source(config, source, file)
     root, storage = config.lakehouse.root, config.lakehouse.storage_options or None
-    lease = leases.acquire(root, spec.name, purpose="reset")
+    lease = leases.acquire(root, spec.name, purpose="reset", storage_options=storage)
     try:
         stored = stored_offset(config, spec.name)
         if to is None:
@@ -150,7 +150,7 @@ def decommission(config: PipelineConfig, source: str, *, yes: bool, say: Say,
     spec = find_source(config, source, file)
     ops = _operations(connectors.get(spec.name), spec.name)
     root, storage = config.lakehouse.root, config.lakehouse.storage_options or None
-    lease = leases.acquire(root, spec.name, purpose="decommission")
+    lease = leases.acquire(root, spec.name, purpose="decommission", storage_options=storage)
     try:
         confirm("source", spec.name, f"decommission source {spec.name}: drop what capture keeps on the server "
                 "(PostgreSQL: the replication slot, and the publication capture created) and refuse further "

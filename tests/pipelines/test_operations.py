@@ -140,7 +140,7 @@ def test_rewind_before_the_slots_confirmed_lsn_is_refused_and_to_a_later_lsn_ski
     batches = len(read_offsets(root, PREFIX))
     _sql(pg_db, "INSERT INTO orders VALUES (6, 1, 1, 'skipped')")
     with psycopg.connect(pg_db) as conn:
-        after = conn.execute("SELECT pg_current_wal_lsn()::text").fetchone()[0]
+        after = conn.execute("SELECT pg_current_wal_insert_lsn()::text").fetchone()[0]  # past the commit
     _sql(pg_db, "INSERT INTO orders VALUES (7, 1, 1, 'kept')")
     assert main(["reset", "-c", str(config), "--source", PREFIX, "--to", after, "--yes"]) == 0
     assert f"rewound to LSN {after}" in capsys.readouterr().out
