@@ -42,7 +42,8 @@ def _parser() -> argparse.ArgumentParser:
         return cmd
 
     with_config("validate", "check a pipeline file and its connector options; connect to nothing")
-    cap = with_config("capture", "capture sources into bronze (snapshot, then stream)")
+    cap = with_config("capture", "capture sources into bronze (snapshot, then stream; SIGTERM/Ctrl-C: stop "
+                                 "cleanly, exit 0)")
     cap.add_argument("--until-idle", action="store_true", help="return once everything available is in bronze")
     cap.add_argument("--source", action="append", help="only this source (repeatable)")
     sil = with_config("silver", "build silver tables from bronze")
@@ -57,7 +58,19 @@ def _parser() -> argparse.ArgumentParser:
     sil.add_argument("--checkpoints", default=None, metavar="DIR",
                      help="with --stream: checkpoint folder, one subfolder per table "
                           "(default: <root>/silver/_checkpoints)")
-    with_config("run", "capture and build silver continuously")
+    with_config("run", "capture and build silver continuously (SIGTERM/Ctrl-C: stop cleanly, exit 0)")
+    reset = with_config("reset", "forget a source's stored offsets, or rewind its streaming to a position")
+    reset.add_argument("--source", required=True, help="the source to reset")
+    reset.add_argument("--to", metavar="POSITION", help="rewind to this position instead: a PostgreSQL LSN "
+                       "(0/1A4AA58) or a MySQL/MariaDB binlog position (binlog.000003:4)")
+    reset.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    dec = with_config("decommission", "drop a source's replication slot (PostgreSQL) and refuse further captures "
+                      "of it until a reset; bronze data is kept")
+    dec.add_argument("--source", required=True, help="the source to decommission")
+    dec.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    reb = with_config("rebuild", "drop one silver table and its progress, then build it again from bronze")
+    reb.add_argument("--table", required=True, help="the silver table to rebuild")
+    reb.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     with_config("status", "show committed offsets and bronze table sizes")
     imp = sub.add_parser("import-debezium", parents=[common],
                          help="turn a Kafka Connect connector config (JSON) into a pipeline YAML file",

@@ -162,3 +162,18 @@ def test_bundle_imports_no_spark_and_no_driver(tmp_path):
     assert code == 0, err  # as with `pip install cdc-lakehouse`, no extra
     assert "spark-submit bundle of" in out_text and (out / "bin" / "silver-batch.sh").exists()
     assert not loaded, loaded
+
+
+def test_reset_without_a_position_needs_no_extra(tmp_path):
+    """Offsets live in bronze: forgetting them imports no driver and no Spark."""
+    code, out, err, loaded = run_blocked((*SPARK, *PG_DRIVERS, *MYSQL_DRIVERS), "reset", "-c", pg_file(tmp_path),
+                                         "--source", "pg", "--yes")
+    assert code == 0, err
+    assert "source pg: offsets reset" in out
+    assert not loaded
+
+
+def test_rebuild_needs_no_connector_driver(tmp_path):
+    code, _, err, _ = run_blocked((*PG_DRIVERS, *MYSQL_DRIVERS, "pysail"), "rebuild", "-c", pg_file(tmp_path),
+                                  "--table", "customers", "--yes")
+    assert code == 2 and "cdc-lakehouse[sail]" in err  # it got as far as the engine check
