@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from cdc_sources.spi import CdcError, ConfigError, MissingDependencyError
+from pipelines.bundles.command import add_bundle_parser
 
 EXIT_OK, EXIT_FAILURE, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -41,7 +42,8 @@ def _parser() -> argparse.ArgumentParser:
         return cmd
 
     with_config("validate", "check a pipeline file and its connector options; connect to nothing")
-    cap = with_config("capture", "capture sources into bronze (snapshot, then stream)")
+    cap = with_config("capture", "capture sources into bronze (snapshot, then stream; SIGTERM/Ctrl-C: stop "
+                                 "cleanly, exit 0)")
     cap.add_argument("--until-idle", action="store_true", help="return once everything available is in bronze")
     cap.add_argument("--source", action="append", help="only this source (repeatable)")
     sil = with_config("silver", "build silver tables from bronze")
@@ -65,7 +67,19 @@ def _parser() -> argparse.ArgumentParser:
                      help="longest wait for capture and silver to reach the read point (default 120)")
     ver.add_argument("--reads", type=int, default=5, metavar="N",
                      help="source reads at most per table, for keys that change during the check (default 5)")
-    with_config("run", "capture and build silver continuously")
+    with_config("run", "capture and build silver continuously (SIGTERM/Ctrl-C: stop cleanly, exit 0)")
+    reset = with_config("reset", "forget a source's stored offsets, or rewind its streaming to a position")
+    reset.add_argument("--source", required=True, help="the source to reset")
+    reset.add_argument("--to", metavar="POSITION", help="rewind to this position instead: a PostgreSQL LSN "
+                       "(0/1A4AA58) or a MySQL/MariaDB binlog position (binlog.000003:4)")
+    reset.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    dec = with_config("decommission", "drop a source's replication slot (PostgreSQL) and refuse further captures "
+                      "of it until a reset; bronze data is kept")
+    dec.add_argument("--source", required=True, help="the source to decommission")
+    dec.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    reb = with_config("rebuild", "drop one silver table and its progress, then build it again from bronze")
+    reb.add_argument("--table", required=True, help="the silver table to rebuild")
+    reb.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     with_config("status", "show committed offsets and bronze table sizes")
     imp = sub.add_parser("import-debezium", parents=[common],
                          help="turn a Kafka Connect connector config (JSON) into a pipeline YAML file",
@@ -74,6 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     imp.add_argument("connector", help="the connector JSON file ({\"name\": ..., \"config\": {...}} or the config)")
     imp.add_argument("-o", "--output", help="write the YAML here (default: standard output)")
     imp.add_argument("--root", default="./lakehouse", help="lakehouse root written to the file")
+    add_bundle_parser(sub, common)
     demo = sub.add_parser("demo", parents=[common], help="capture a throwaway local PostgreSQL into a local lakehouse",
                           description="Start a private PostgreSQL with sample data, capture it into bronze "
                                       "and build silver, printing what happens.")

@@ -36,10 +36,12 @@ def _validate(args: argparse.Namespace, say: Say) -> int:
 
 def _capture(args: argparse.Namespace, say: Say) -> int:
     from pipelines.capture import run_capture, summarize
+    from pipelines.shutdown import stop_on_signals
 
     loaded = load_validated(args.config)
-    results = run_capture(loaded.config, until_idle=args.until_idle, sources=args.source, progress=say,
-                          file=str(loaded.path))
+    with stop_on_signals() as stop:
+        results = run_capture(loaded.config, until_idle=args.until_idle, sources=args.source, progress=say,
+                              file=str(loaded.path), stop=stop)
     for name, result in results.items():
         say(summarize(name, result))
     return 0
@@ -83,20 +85,29 @@ def _silver_stream(args: argparse.Namespace, config: PipelineConfig, say: Say) -
 def _run(args: argparse.Namespace, say: Say) -> int:
     loaded = load_validated(args.config)
     require_engine(loaded.config.engine)
+    from pipelines.shutdown import stop_on_signals
     from pipelines.silver_commands import run_continuously
 
-    return run_continuously(loaded.config, progress=say)
+    with stop_on_signals() as stop:
+        return run_continuously(loaded.config, progress=say, stop=stop)
 
 
 def _status(args: argparse.Namespace, say: Say) -> int:
+    from bronze.offset_control import Control, read_control
     from bronze.writer import BronzeWriter
 
     loaded = load_validated(args.config, secrets=False, connectors=False)  # reads bronze only
     for spec in loaded.config.sources:
-        writer = BronzeWriter(loaded.config.lakehouse.root, spec.name, loaded.config.lakehouse.storage_options or None)
+        lake = loaded.config.lakehouse
+        writer = BronzeWriter(lake.root, spec.name, lake.storage_options or None)
         stored = writer.recover()
         writer.close()
-        if stored is None:
+        control = read_control(lake.root, spec.name, lake.storage_options or None)
+        if control.control is Control.DECOMMISSION:
+            say(f"source {spec.name}: decommissioned at {control.at}; capture refuses it until a reset")
+        elif control.control is Control.RESET:
+            say(f"source {spec.name}: offsets reset at {control.at}; the next capture starts over")
+        elif stored is None:
             say(f"source {spec.name}: nothing committed to bronze yet")
         else:
             state = "snapshot completed" if stored.snapshot_completed else "snapshot in progress"
@@ -108,6 +119,33 @@ def _verify(args: argparse.Namespace, say: Say) -> int:
     from pipelines.verify.entry import verify_command
 
     return verify_command(args, say)
+
+
+def _reset(args: argparse.Namespace, say: Say) -> int:
+    from pipelines.operations import reset
+
+    # without --to only bronze is touched: no connection, no secrets, no driver
+    loaded = load_validated(args.config, secrets=args.to is not None, connectors=args.to is not None)
+    reset(loaded.config, args.source, to=args.to, yes=args.yes, say=say, connectors=loaded.connectors,
+          file=str(loaded.path))
+    return 0
+
+
+def _decommission(args: argparse.Namespace, say: Say) -> int:
+    from pipelines.operations import decommission
+
+    loaded = load_validated(args.config)
+    decommission(loaded.config, args.source, yes=args.yes, say=say, connectors=loaded.connectors,
+                 file=str(loaded.path))
+    return 0
+
+
+def _rebuild(args: argparse.Namespace, say: Say) -> int:
+    loaded = load_validated(args.config, secrets=False, connectors=False)  # reads bronze only
+    require_engine(loaded.config.engine)
+    from pipelines.rebuild import rebuild
+
+    return 0 if rebuild(loaded.config, args.table, yes=args.yes, say=say, file=str(loaded.path)) else 1
 
 
 def _import_debezium(args: argparse.Namespace, say: Say) -> int:
@@ -134,7 +172,14 @@ def _demo(args: argparse.Namespace, say: Say) -> int:
     return run_demo(args.dir, keep=args.keep, say=say)
 
 
+def _bundle(args: argparse.Namespace, say: Say) -> int:
+    from pipelines.bundles.command import run_bundle
+
+    return run_bundle(args, say)
+
+
 _COMMANDS: dict[str, Callable[[argparse.Namespace, Say], int]] = {
     "validate": _validate, "capture": _capture, "silver": _silver, "run": _run, "status": _status,
-    "demo": _demo, "import-debezium": _import_debezium, "verify": _verify,
+    "demo": _demo, "import-debezium": _import_debezium, "bundle": _bundle, "reset": _reset,
+    "decommission": _decommission, "rebuild": _rebuild, "verify": _verify,
 }

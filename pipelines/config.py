@@ -236,32 +236,42 @@ def _interpolate(value: Any, path: str, ctx: _Env) -> Any:
     return result
 
 
-_OVERRIDABLE = ("password", "user", "host", "port", "database")
+_OVERRIDABLE = {"password": "database.password", "user": "database.user", "host": "database.hostname",
+                "port": "database.port", "database": "database.dbname"}
+"""The ``connection:`` keys an environment variable can override -> their Debezium option names."""
 
 
 def _apply_env_overrides(data: dict[str, Any], env: Mapping[str, str], origins: dict[str, str],
                          values: dict[str, str]) -> set[str]:
     """``CDC__SOURCES__<NAME>__PASSWORD`` (and ``__USER``, ``__HOST``, ``__PORT``, ``__DATABASE``)
-    replace the file's value, also a ``${VAR}`` reference (which is then not resolved).
-    Returns the paths overridden."""
+    replace the file's value, also a ``${VAR}`` reference (which is then not resolved), wherever
+    the file gives it: ``connection.<key>`` or its Debezium option (``options.database.password``);
+    in ``connection:`` when the file gives neither. Returns the paths overridden."""
     done: set[str] = set()
     for index, source in enumerate(data.get("sources") or []):
         if not isinstance(source, dict) or "name" not in source:
             continue
         prefix = f"CDC__SOURCES__{str(source['name']).upper().replace('-', '_').replace('.', '_')}__"
-        for field_name in _OVERRIDABLE:
+        for field_name, option in _OVERRIDABLE.items():
             variable = prefix + field_name.upper()
             value = env.get(variable)
             if value is None:
                 continue
+            options = source.get("options")
+            paths = []
+            if isinstance(options, dict) and option in options:
+                options[option] = value
+                paths.append(f"sources[{index}].options.{option}")
             connection = source.get("connection")
-            if not isinstance(connection, dict):
-                connection = source["connection"] = {}
-            connection[field_name] = value
-            path = f"sources[{index}].connection.{field_name}"
-            done.add(path)
-            origins[path] = variable
-            values[path] = value
+            if not paths or (isinstance(connection, dict) and field_name in connection):
+                if not isinstance(connection, dict):
+                    connection = source["connection"] = {}
+                connection[field_name] = value
+                paths.append(f"sources[{index}].connection.{field_name}")
+            for path in paths:
+                done.add(path)
+                origins[path] = variable
+                values[path] = value
     return done
 
 

@@ -10,6 +10,7 @@ commit whose offset came from a checkpoint (a transaction boundary), never ahead
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -38,7 +39,13 @@ ProgressFn = Callable[[str], None]
 
 @dataclass
 class CaptureResult:
-    """What a capture run did."""
+    """What a capture run did.
+
+    Attributes:
+        stopped: the run was asked to stop (``stop`` event) before its end.
+        abandoned: records read but not committed because the stop came mid-transaction or
+            mid-snapshot (the source sends them again on the next run).
+    """
 
     plan_reason: str = ""
     snapshot_rows: int = 0
@@ -47,6 +54,8 @@ class CaptureResult:
     skipped_replays: int = 0
     per_topic: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    stopped: bool = False
+    abandoned: int = 0
 
 
 @dataclass
@@ -68,6 +77,7 @@ class _Buffer:
     schemas: list[SchemaVersion] = field(default_factory=list)
     checkpoint: dict[str, Any] | None = None
     since: float = 0.0
+    at_checkpoint: bool = True
 
     @property
     def empty(self) -> bool:
@@ -76,6 +86,7 @@ class _Buffer:
     def add_run(self, run: list[ChangeRecord]) -> None:
         if self.empty:
             self.since = time.monotonic()
+        self.at_checkpoint = False
         self.records.extend(run)
         self.count += len(run)
         self.size += sum(len(r.value or "") + len(r.position) for r in run)
@@ -83,6 +94,7 @@ class _Buffer:
     def add(self, item: ChangeRecord | ChangeBlock) -> None:
         if self.empty:
             self.since = time.monotonic()
+        self.at_checkpoint = False
         self.records.append(item)
         if isinstance(item, ChangeBlock):
             self.count += len(item)
@@ -110,8 +122,9 @@ class Coordinator:
 
     def __init__(self, session: CaptureSession, writer: BronzeWriter, stored: StoredOffset | None, *,
                  commit_interval_ms: int, commit_max_records: int, commit_max_bytes: int = 8 << 20,
-                 progress: ProgressFn | None = None) -> None:
+                 progress: ProgressFn | None = None, stop: threading.Event | None = None) -> None:
         self.session = session
+        self.stop = stop or threading.Event()
         self.writer = writer
         self.stored = stored
         self.interval = commit_interval_ms / 1000
@@ -143,16 +156,23 @@ class Coordinator:
             if removed:
                 self.progress(f"removed {removed} rows of an interrupted snapshot from bronze")
             self._snapshot_completed = False
-            self._drain(self.session.snapshot(), snapshot=True)
+            if not self._drain(self.session.snapshot(), snapshot=True):
+                return
             self._snapshot_completed = True
-        if plan.stream:
+        if plan.stream and self.stop.is_set():
+            self.result.stopped = True  # asked to stop as the snapshot ended
+        elif plan.stream:
             self._drain(self.session.stream(until_idle=until_idle), snapshot=False)
         self._wait()
 
-    def _drain(self, items: Iterator[StreamItem], *, snapshot: bool) -> None:
+    def _drain(self, items: Iterator[StreamItem], *, snapshot: bool) -> bool:
+        """Read ``items`` to their end (True) or until the stop event is set (False)."""
         buf = _Buffer(since=time.monotonic())
         rate_start = time.monotonic()
         for item in items:
+            if self.stop.is_set():
+                self._stop_reading(items, buf, snapshot)
+                return False
             if self._inflight is not None and self._inflight[0].done():
                 self._wait()  # acknowledge as soon as the commit is durable
             if type(item) is list:
@@ -161,6 +181,7 @@ class Coordinator:
                 buf.add(item)
             elif isinstance(item, Checkpoint):
                 buf.checkpoint = item.offset
+                buf.at_checkpoint = True
                 due = time.monotonic() - buf.since >= self.interval
                 if item.idle or snapshot or (due and (not buf.empty or item.offset != self._offset)):
                     self._commit(buf, snapshot)
@@ -187,6 +208,24 @@ class Coordinator:
         if not buf.empty or buf.schemas or buf.checkpoint is not None:
             self._commit(buf, snapshot)
         self._wait()
+        return True
+
+    def _stop_reading(self, items: Iterator[StreamItem], buf: _Buffer, snapshot: bool) -> None:
+        """Stop: commit the buffer only if it ends at a transaction boundary, else abandon it.
+
+        A snapshot is never committed part-way here (the next run discards and redoes an
+        interrupted one anyway). The commit in flight finishes and is acknowledged.
+        """
+        self.result.stopped = True
+        close = getattr(items, "close", None)
+        if close is not None:
+            close()  # the reader stops (a generator runs its cleanup)
+        if not snapshot and buf.at_checkpoint and buf.checkpoint is not None:
+            self._commit(buf, snapshot)
+        else:
+            self.result.abandoned += buf.count + buf.staged
+        self._wait()
+        self.progress(f"stopped: {self.result.abandoned} records read but not committed are left to the next run")
 
     def _stage(self, buf: _Buffer) -> None:
         """Hand the buffer's records to the commit thread to be written to data files."""

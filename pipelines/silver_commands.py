@@ -54,14 +54,18 @@ def silver_summary(result: SilverRunResult) -> list[str]:
             + (f", {t.quarantined} quarantined" if t.quarantined else "") for t in last.values()]
 
 
-def run_continuously(config: PipelineConfig, *, progress: Progress | None = None) -> int:
-    """Capture every source and build silver at the configured interval until interrupted."""
-    stop = threading.Event()
+def run_continuously(config: PipelineConfig, *, progress: Progress | None = None,
+                     stop: threading.Event | None = None) -> int:
+    """Capture every source and build silver at the configured interval until interrupted.
+
+    Setting ``stop`` (`pipelines.shutdown`) stops capture cleanly and silver after its pass.
+    """
+    stop = stop if stop is not None else threading.Event()
     failure: list[BaseException] = []
 
     def capture() -> None:
         try:
-            run_capture(config, until_idle=False, progress=progress)
+            run_capture(config, until_idle=False, progress=progress, stop=stop)
         except BaseException as exc:  # reported by the main thread
             failure.append(exc)
         finally:
@@ -74,6 +78,7 @@ def run_continuously(config: PipelineConfig, *, progress: Progress | None = None
     except KeyboardInterrupt:
         stop.set()
         raise
+    thread.join()  # capture commits or abandons its batch in flight and closes
     if failure:
         raise failure[0]
     return 0 if result.ok else 1
