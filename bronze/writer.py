@@ -26,7 +26,7 @@ from __future__ import annotations
 import datetime as dt
 import importlib.metadata
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -366,7 +366,7 @@ class BronzeWriter:
         dt_ = self._table(topic)
         if dt_ is None:
             return TableState()
-        for commit in dt_.history(20):
+        for commit in _recent_commits(dt_):
             if commit.get(META_SOURCE) == self.source and META_LAST_SEQ in commit:
                 return TableState(
                     int(commit[META_LAST_SEQ]),
@@ -436,7 +436,7 @@ class BronzeWriter:
         except TableNotFoundError:
             return None, 0
         last_batch: int | None = None
-        for commit in dt_.history(10):
+        for commit in _recent_commits(dt_):
             if META_BATCH in commit and last_batch is None:
                 last_batch = int(commit[META_BATCH])
             if commit.get(META_CONTROL) == "reset":
@@ -488,6 +488,18 @@ def _block_to_arrow(block: ChangeBlock, first_seq: int, batch: int, now: dt.date
         ],
         schema=BRONZE_SCHEMA,
     )
+
+
+def _recent_commits(table: DeltaTable) -> Iterator[dict[str, Any]]:
+    """A table's commits, newest first, read a few at a time: the one looked for is usually among
+    the newest, but maintenance commits (compaction, VACUUM, retention) may come after it."""
+    seen = 0
+    for window in (20, 400, None):
+        commits = table.history(window)
+        yield from commits[seen:]
+        if window is None or len(commits) < window:
+            return
+        seen = len(commits)
 
 
 def _max_seq(table: DeltaTable) -> int:

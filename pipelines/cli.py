@@ -81,6 +81,11 @@ def _parser() -> argparse.ArgumentParser:
     reb.add_argument("--table", required=True, help="the silver table to rebuild")
     reb.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     with_config("status", "show committed offsets and bronze table sizes")
+    mnt = with_config("maintain", "compact and vacuum bronze and silver tables, apply bronze retention; safe while "
+                                  "capture and silver run")
+    mnt.add_argument("--dry-run", action="store_true", help="show what would be done; change nothing")
+    mnt.add_argument("--table", action="append", help="only this bronze topic or silver table (repeatable)")
+    mnt.add_argument("--source", action="append", help="only this source's tables (repeatable)")
     imp = sub.add_parser("import-debezium", parents=[common],
                          help="turn a Kafka Connect connector config (JSON) into a pipeline YAML file",
                          description="Turn a Debezium connector config, as posted to the Kafka Connect REST API, "

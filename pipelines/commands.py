@@ -115,6 +115,13 @@ def _status(args: argparse.Namespace, say: Say) -> int:
     return 0
 
 
+def _maintain(args: argparse.Namespace, say: Say) -> int:
+    from pipelines.maintenance.command import maintain_command
+
+    loaded = load_validated(args.config, secrets=False, connectors=False)  # Delta tables only
+    return maintain_command(loaded.config, args, say, file=str(loaded.path))
+
+
 def _verify(args: argparse.Namespace, say: Say) -> int:
     from pipelines.verify.entry import verify_command
 
@@ -182,4 +189,5 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Say], int]] = {
     "validate": _validate, "capture": _capture, "silver": _silver, "run": _run, "status": _status,
     "demo": _demo, "import-debezium": _import_debezium, "bundle": _bundle, "reset": _reset,
     "decommission": _decommission, "rebuild": _rebuild, "verify": _verify,
+    "maintain": _maintain,
 }

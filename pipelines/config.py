@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 
 from cdc_sources.spi import ConfigError, ConfigProblem
 from pipelines.engine_spec import EngineSpec
+from pipelines.maintenance.options import MaintenanceOptions
 from silver.declarations import SilverOptions, SilverTable
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -108,6 +109,7 @@ class PipelineConfig(_Strict):
     sources: list[SourceSpec] = Field(min_length=1)
     silver: list[SilverTable] = []
     silver_options: SilverOptions = Field(default_factory=SilverOptions)
+    maintenance: MaintenanceOptions = Field(default_factory=MaintenanceOptions)
 
     @field_validator("sources")
     @classmethod

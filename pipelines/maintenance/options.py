@@ -1,0 +1,35 @@
+"""The pipeline YAML's ``maintenance:`` key: how ``cdc-lakehouse maintain`` compacts and vacuums."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["DELTA_DEFAULT_RETENTION_HOURS", "MaintenanceOptions"]
+
+DELTA_DEFAULT_RETENTION_HOURS = 168
+"""Delta's default ``delta.deletedFileRetentionDuration`` (7 days)."""
+
+
+class MaintenanceOptions(BaseModel):
+    """Options of ``cdc-lakehouse maintain`` (YAML ``maintenance:``).
+
+    Attributes:
+        target_file_size: compaction's target data file size in bytes (None: the table's
+            ``delta.targetFileSize``, else delta-rs's 100 MB).
+        vacuum_retention_hours: removed files younger than this are kept. It is only a floor:
+            files a silver table or stream may still read are kept whatever its value. Below
+            Delta's 168 hours (7 days) only when set here.
+        bronze_retention_days: delete bronze rows ingested longer ago than this, once every silver
+            table reading the topic has applied them (None: keep bronze rows for ever).
+        silver: also compact and vacuum the silver tables (path-addressed ones).
+        checkpoint_root: where the silver streams' checkpoints are, as given to
+            ``silver --stream --checkpoints`` (default ``<root>/silver/_checkpoints``).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    target_file_size: int | None = Field(None, ge=1024 * 1024)
+    vacuum_retention_hours: int = Field(DELTA_DEFAULT_RETENTION_HOURS, ge=0)
+    bronze_retention_days: float | None = Field(None, gt=0)
+    silver: bool = True
+    checkpoint_root: str | None = None
