@@ -143,3 +143,32 @@ def test_retention_deletes_only_rows_every_silver_table_applied(pg_db, tmp_path,
     assert left == pending  # every applied row went, every pending row stayed
     _silver(cfg, spark)
     _equal_to_source(spark, root, pg_db)
+
+
+def test_capture_resumes_after_many_maintenance_commits(pg_db, tmp_path):
+    """An idle table, maintained often, gets many commits after its last capture commit: the
+    writer still finds its high-water mark and the source's offset behind them."""
+    from bronze.schema import offsets_path
+    from bronze.writer import BronzeWriter
+
+    root = str(tmp_path / "lake")
+    create_schema(pg_db, **SIZES)
+    cfg = _config(root, pg_db, "")
+    run_capture(cfg, until_idle=True)
+    writer = BronzeWriter(root, "pg")
+    stored, state = writer.recover(), writer.table_state(ORDERS)
+    writer.close()
+    assert stored is not None and state.last_seq == SIZES["orders"]
+    for path in (f"{root}/bronze/{ORDERS}", offsets_path(root, "pg")):
+        table = DeltaTable(path)
+        for i in range(30):  # commits without capture metadata, as VACUUM and compaction write
+            table.alter.set_table_properties({"delta.appendOnly": "false", "cdc.test": str(i)},
+                                             raise_if_not_exists=False)
+    writer = BronzeWriter(root, "pg")
+    assert writer.recover() == stored
+    assert writer.table_state(ORDERS) == state
+    writer.close()
+    _changes(pg_db, 5)
+    run_capture(cfg, until_idle=True)  # resumes: no second snapshot, no seq reused
+    seqs = [s for s, *_ in _rows(f"{root}/bronze/{ORDERS}")]
+    assert len(seqs) == len(set(seqs)) == SIZES["orders"] + 5
