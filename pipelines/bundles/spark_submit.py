@@ -13,8 +13,8 @@ The Spark jobs' command lines carry ``--packages`` with the pinned Delta Lake ar
 (`pipelines.spark_jars.DELTA_SPARK_PACKAGE`), the Delta SQL extension and catalog settings,
 the wheel as ``--py-files`` and the pipeline file as ``--files``; their extra arguments are
 spark-submit options (``--master``, ``--deploy-mode``, ``--conf``...). Capture is no Spark
-job: ``bin/capture.sh`` runs the capture command with plain Python where the wheel is installed.
-There is no maintenance job: the project has no maintenance command yet.
+job: ``bin/capture.sh`` runs the capture command with plain Python where the wheel is installed,
+and so does ``bin/maintain.sh`` (compaction, VACUUM, bronze retention: ``cdc-lakehouse maintain``).
 """
 
 from __future__ import annotations
@@ -105,6 +105,7 @@ def _entrypoint(pipeline: str, job: SparkJob) -> str:
 
 
 CAPTURE_LINE = f'exec "${{PYTHON:-python3}}" -m pipelines.cli capture -c {PIPELINE_FILE} "$@"'
+MAINTAIN_LINE = f'exec "${{PYTHON:-python3}}" -m pipelines.cli maintain -c {PIPELINE_FILE} "$@"'
 
 
 def _readme(bundle: SubmitBundle) -> str:
@@ -127,6 +128,14 @@ cluster provides pyspark and Delta Lake:
 
     PYTHON=venv/bin/python bin/capture.sh            # snapshot, then stream until stopped
     PYTHON=venv/bin/python bin/capture.sh --until-idle
+
+## Maintenance (plain Python, not a Spark job)
+
+Compaction, VACUUM and bronze retention of the pipeline's tables (`cdc-lakehouse maintain`),
+safe while capture and silver run; run it on a schedule, e.g. hourly from cron:
+
+    PYTHON=venv/bin/python bin/maintain.sh --dry-run  # what it would do
+    PYTHON=venv/bin/python bin/maintain.sh
 
 ## Silver (spark-submit)
 
@@ -167,6 +176,10 @@ def write_spark_submit_bundle(config: PipelineConfig, config_path: Path, out: Pa
                       _script("capture the sources into bronze (plain Python where the wheel is installed)",
                               "PYTHON=<venv>/bin/python bin/capture.sh [capture options, e.g. --until-idle]",
                               CAPTURE_LINE))
+        _write_script(folder / "bin" / "maintain.sh",
+                      _script("compact and vacuum the pipeline's tables, apply bronze retention (plain Python)",
+                              "PYTHON=<venv>/bin/python bin/maintain.sh [maintain options, e.g. --dry-run]",
+                              MAINTAIN_LINE))
         (folder / "README.md").write_text(_readme(bundle))
         made.append(bundle)
 

@@ -89,3 +89,5 @@ def test_bundle_from_a_clean_checkout_runs_every_job_from_a_fresh_venv(pg_db, tm
     assert silver_problems(str(lake), pg_db) == []
     assert (lake / "silver" / "_checkpoints" / "orders" / "commits").is_dir()
     assert work.committed > 5
+    maintain = run(bundle / "bin" / "maintain.sh", cwd=tmp_path, env={"PYTHON": str(venv / "bin" / "python")})
+    assert "bronze pg.public.orders: files " in maintain.stdout, maintain.stdout

@@ -58,9 +58,11 @@ def test_layout_and_command_lines(wheel, config, tmp_path, monkeypatch):
     assert main(["-q", "bundle", "spark-submit", "-c", str(config), "-o", str(out), "--wheel", str(wheel)]) == 0
     files = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
     assert files == {"README.md", "pipeline.yaml", wheel.name, "entrypoints/silver_batch.py",
-                     "entrypoints/silver_stream.py", "bin/capture.sh", "bin/silver-batch.sh", "bin/silver-stream.sh"}
+                     "entrypoints/silver_stream.py", "bin/capture.sh", "bin/maintain.sh", "bin/silver-batch.sh",
+                     "bin/silver-stream.sh"}
     assert (out / "pipeline.yaml").read_text() == PIPELINE
-    assert all(os.access(out / "bin" / name, os.X_OK) for name in ("capture.sh", "silver-batch.sh", "silver-stream.sh"))
+    assert all(os.access(out / "bin" / name, os.X_OK) for name in ("capture.sh", "maintain.sh", "silver-batch.sh",
+                                                                        "silver-stream.sh"))
     with zipfile.ZipFile(out / wheel.name) as zf:
         assert "jobs/silver_job.py" in zf.namelist()
 
@@ -82,8 +84,10 @@ def test_layout_and_command_lines(wheel, config, tmp_path, monkeypatch):
     assert exec_line(out / "bin" / "silver-stream.sh")[-2:] == ["--trigger", "processing-time"]
     capture = exec_line(out / "bin" / "capture.sh")
     assert capture[1:] == ["${PYTHON:-python3}", "-m", "pipelines.cli", "capture", "-c", "pipeline.yaml", "$@"]
+    maintain = exec_line(out / "bin" / "maintain.sh")
+    assert maintain[1:] == ["${PYTHON:-python3}", "-m", "pipelines.cli", "maintain", "-c", "pipeline.yaml", "$@"]
     readme = (out / "README.md").read_text()
-    assert "not a Spark job" in readme and "maintenance" not in readme
+    assert "not a Spark job" in readme and "bin/maintain.sh --dry-run" in readme
 
 
 def test_builds_its_wheel_from_the_sources(config, tmp_path):
