@@ -3,7 +3,7 @@
 Layout::
 
     databricks.yml                 bundle name, variables, dev/prod targets, includes resources/
-    resources/<pipeline>.jobs.yml  the capture job and the silver job
+    resources/<pipeline>.jobs.yml  the capture job, the silver job and the maintenance job
     pipeline.yaml                  the pipeline file, copied as is (synced to the workspace)
     dist/cdc_lakehouse-*.whl       the project wheel (uploaded by ``databricks bundle deploy``)
 
@@ -15,6 +15,9 @@ long-running task would hold a scheduled job's run open:
 * ``<pipeline>_silver``: one wheel task running every silver table as Structured Streaming
   (``cdc-lakehouse-silver-job --stream``): ``available-now`` on a schedule (``silver_schedule``),
   or ``processing-time`` as a continuous job.
+
+And ``<pipeline>_maintain``: ``cdc-lakehouse maintain`` (compaction, VACUUM, bronze retention)
+every hour on a single-node cluster, plain Python like the capture (it needs no connector extra).
 
 Compute: job clusters in dedicated (single user) access mode, where a wheel task has a
 classic Spark session: the silver job applies through the classic session (`engine: spark`),
@@ -49,6 +52,8 @@ CAPTURE_ENTRY_POINT = "cdc-lakehouse"
 SILVER_ENTRY_POINT = "cdc-lakehouse-silver-job"
 CAPTURE_RESTART_CRON = "0 0/10 * * * ?"
 """The capture job's schedule: a run every ten minutes starts the capture if it is not running."""
+MAINTAIN_CRON = "0 0 * * * ?"
+"""The maintenance job's schedule: every hour."""
 _VOLUME = re.compile(r"^[A-Za-z0-9_]+\.[A-Za-z0-9_]+\.[A-Za-z0-9_]+$")
 
 
@@ -213,6 +218,8 @@ def bundle_documents(config: PipelineConfig, pipeline_text: str, wheel: Path,
     """
     check_options(config, pipeline_text, options)
     secrets = env_references(pipeline_text)
+    lakehouse = yaml.safe_load(pipeline_text).get("lakehouse")
+    lakehouse_secrets = env_references(yaml.safe_dump(lakehouse)) if isinstance(lakehouse, dict) else []
 
     extras = sorted({CONNECTOR_DRIVERS[s.connector][0] for s in config.sources if s.connector in CONNECTOR_DRIVERS})
     wheel_path = f"../dist/{wheel.name}"
@@ -221,6 +228,8 @@ def bundle_documents(config: PipelineConfig, pipeline_text: str, wheel: Path,
     pipeline = config.pipeline
     capture = WheelTask("capture", CAPTURE_ENTRY_POINT, ("capture", "-c", "${var.pipeline_file}"),
                         max_retries=-1, libraries=capture_libs)
+    maintain = WheelTask("maintain", CAPTURE_ENTRY_POINT, ("maintain", "-c", "${var.pipeline_file}"),
+                         max_retries=0, libraries=(wheel_path,))
     continuous = options.trigger is StreamTrigger.PROCESSING_TIME
     silver = WheelTask("silver", SILVER_ENTRY_POINT,
                        ("-c", "${var.pipeline_file}", "--engine", "spark", "--stream", "--trigger",
@@ -233,6 +242,10 @@ def bundle_documents(config: PipelineConfig, pipeline_text: str, wheel: Path,
         f"{pipeline}_silver": JobResource(f"{pipeline} silver", (silver,), JobCluster(single_node=False),
                                           schedule=None if continuous else "${var.silver_schedule}",
                                           continuous=continuous),
+        # no database secret: only those the lakehouse's storage options reference
+        f"{pipeline}_maintain": JobResource(f"{pipeline} maintenance", (maintain,),
+                                            JobCluster(single_node=True, secrets=tuple(lakehouse_secrets)),
+                                            schedule=MAINTAIN_CRON),
     }
     databricks_yml = {
         "bundle": {"name": pipeline},

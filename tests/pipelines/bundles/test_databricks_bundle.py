@@ -93,7 +93,7 @@ def entry_points(wheel: Path) -> dict[str, str]:
                                      ("--trigger", "processing-time")], ids=["default", "volume", "continuous"])
 def test_every_job_loads_into_the_typed_bundle_and_sdk_models(wheel, tmp_path, options):
     bundle, jobs = build(wheel, tmp_path / "out", *options)
-    assert set(jobs) == {"shop_capture", "shop_silver"}
+    assert set(jobs) == {"shop_capture", "shop_silver", "shop_maintain"}
     assert set(bundle["targets"]) == {"dev", "prod"} and bundle["targets"]["dev"]["default"] is True
     assert bundle["targets"]["dev"]["mode"] == "development" and bundle["targets"]["prod"]["mode"] == "production"
     declared = set(bundle["variables"])
@@ -113,7 +113,9 @@ def test_tasks_run_the_wheels_entry_points_with_valid_arguments(wheel, tmp_path)
     scripts = entry_points(wheel)
     (capture,) = jobs["shop_capture"]["tasks"]
     (silver,) = jobs["shop_silver"]["tasks"]
-    for task, target in ((capture, "pipelines.cli:main"), (silver, "jobs.silver_job:main")):
+    (maintain,) = jobs["shop_maintain"]["tasks"]
+    for task, target in ((capture, "pipelines.cli:main"), (silver, "jobs.silver_job:main"),
+                         (maintain, "pipelines.cli:main")):
         wheel_task = task["python_wheel_task"]
         assert wheel_task["package_name"] == "cdc_lakehouse"
         assert scripts[wheel_task["entry_point"]] == target
@@ -125,6 +127,9 @@ def test_tasks_run_the_wheels_entry_points_with_valid_arguments(wheel, tmp_path)
     assert parsed.checkpoints == "s3://shop-lake/cdc/silver/_checkpoints"
     assert capture["max_retries"] == -1 and jobs["shop_capture"]["max_concurrent_runs"] == 1
     assert jobs["shop_silver"]["schedule"]["quartz_cron_expression"] == "${var.silver_schedule}"
+    parsed = _parser().parse_args(substitute(maintain["python_wheel_task"]["parameters"], variables))
+    assert (parsed.command, parsed.config) == ("maintain", "/Workspace/Shared/.bundle/shop/files/pipeline.yaml")
+    assert jobs["shop_maintain"]["schedule"]["quartz_cron_expression"] == "0 0 * * * ?"
     # libraries: the shipped wheel (path relative to the resource file) and the postgres extra's drivers
     libs = capture["libraries"]
     resources = tmp_path / "out" / "resources"
@@ -146,6 +151,7 @@ def test_secrets_stay_references(wheel, tmp_path):
     cluster = jobs["shop_capture"]["job_clusters"][0]["new_cluster"]
     assert cluster["spark_env_vars"] == {"PG_PASSWORD": "{{secrets/${var.secret_scope}/PG_PASSWORD}}"}
     assert "spark_env_vars" not in jobs["shop_silver"]["job_clusters"][0]["new_cluster"]
+    assert "spark_env_vars" not in jobs["shop_maintain"]["job_clusters"][0]["new_cluster"]  # no database secret
 
 
 def test_processing_time_is_a_continuous_job_without_task_retries(wheel, tmp_path):
