@@ -25,7 +25,13 @@ from dataclasses import dataclass
 
 from pipelines.maintenance.options import DELTA_DEFAULT_RETENTION_HOURS
 
-__all__ = ["Reader", "RetentionCut", "TableKind", "VacuumWindow", "retention_cut", "vacuum_window"]
+__all__ = ["UNTRACKED_MIN_HOURS", "Reader", "RetentionCut", "TableKind", "VacuumWindow", "retention_cut",
+           "vacuum_window"]
+
+
+UNTRACKED_MIN_HOURS = 1
+"""The shortest retention of a table no silver progress covers (side tables, silver tables, bronze
+topics no silver table reads): a reader that listed its files moments ago can still open them."""
 
 
 class TableKind(enum.Enum):
@@ -86,8 +92,8 @@ def vacuum_window(configured_hours: int, readers: Sequence[Reader], version_ages
         return VacuumWindow(hours, (), True, f"silver {', '.join(sorted(unknown))} has not read it yet: "
                                              f"{hours} h kept")
     if not readers:
-        return VacuumWindow(configured_hours, (), configured_hours >= DELTA_DEFAULT_RETENTION_HOURS,
-                            f"retention {configured_hours} h")
+        hours = max(configured_hours, UNTRACKED_MIN_HOURS)
+        return VacuumWindow(hours, (), hours >= DELTA_DEFAULT_RETENTION_HOURS, f"retention {hours} h")
     oldest = min(r.version for r in readers if r.version is not None)
     who = ", ".join(sorted(r.table for r in readers if r.version == oldest))
     age = version_ages[oldest]

@@ -14,6 +14,7 @@ def test_no_reader_uses_the_configured_retention():
     w = vacuum_window(168, [], {}, 50)
     assert (w.hours, w.keep_versions, w.enforce) == (168, (), True)
     assert vacuum_window(2, [], {}, 50).enforce is False
+    assert vacuum_window(0, [], {}, 50).hours == 1  # a reader that just listed the files can open them
 
 
 def test_a_reader_that_never_read_keeps_delta_default():
