@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.fs as pafs
 from deltalake import CommitProperties, DeltaTable
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
@@ -98,9 +99,9 @@ def targets(config: PipelineConfig, *, sources: Sequence[str] | None = None,
     root = config.lakehouse.root.rstrip("/")
     prefixes = config.topic_prefixes()
     found: list[Target] = []
-    topics = _bronze_dirs(bronze_root(root))
+    storage = config.lakehouse.storage_options or None
     for source, prefix in prefixes.items():
-        for topic in topics:
+        for topic in _bronze_topics(root, source, storage):
             if topic.startswith(f"{prefix}.") or topic == f"__debezium-heartbeat.{prefix}":
                 found.append(Target(TableKind.BRONZE, topic, f"{bronze_root(root)}/{topic}", source))
         for side in (OFFSETS_TABLE, SCHEMAS_TABLE, HISTORY_TABLE):
@@ -121,10 +122,24 @@ def _silver_location(root: str, decl: SilverTable) -> str | None:
     return None if decl.catalog_table is not None else f"{root}/silver/{decl.table}"
 
 
-def _bronze_dirs(base: str) -> list[str]:
-    fs, path = pafs.FileSystem.from_uri(base) if "://" in base else (pafs.LocalFileSystem(), base)
-    entries = fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
-    return sorted(e.base_name for e in entries if e.type is pafs.FileType.Directory and e.base_name != CDC_DIR)
+def _bronze_topics(root: str, source: str, storage: dict[str, str] | None) -> list[str]:
+    """The bronze tables' folders (a local root), else the topics a source's schema history and
+    offsets name (an object store, listed with the lakehouse's storage options through delta-rs)."""
+    base = bronze_root(root)
+    local = base.removeprefix("file://")
+    if "://" not in local:
+        entries = pafs.LocalFileSystem().get_file_info(pafs.FileSelector(local, allow_not_found=True))
+        return sorted(e.base_name for e in entries if e.type is pafs.FileType.Directory and e.base_name != CDC_DIR)
+    topics: set[str] = set()
+    for side, column in ((SCHEMAS_TABLE, "topic"), (OFFSETS_TABLE, "topics")):
+        try:
+            values = DeltaTable(f"{base}/{CDC_DIR}/{source}/{side}", storage_options=storage).to_pyarrow_table(
+                columns=[column]).column(column)
+        except TableNotFoundError:
+            continue
+        flat = pc.list_flatten(values) if column == "topics" else values
+        topics.update(str(t) for t in pc.unique(flat).to_pylist())
+    return sorted(topics)
 
 
 def maintain(config: PipelineConfig, chosen: Sequence[Target], *, dry_run: bool = False,
