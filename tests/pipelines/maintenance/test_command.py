@@ -3,6 +3,9 @@ that changes nothing, usage errors with exit 2; no database is needed."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pyarrow as pa
 from deltalake import DeltaTable, write_deltalake
 
@@ -47,6 +50,12 @@ def test_dry_run_reports_and_changes_nothing(tmp_path, capsys):
     assert "files 5 -> 1" in out and "compacted 5 into 1, vacuumed 0 files" in out
     assert "vacuum: retention 1 h" in out  # nothing tracks its readers: kept an hour at least
     assert sorted(DeltaTable(table).to_pyarrow_table().column("seq").to_pylist()) == [0, 1, 2, 3, 4]
+    # the compaction commit changes no data: a Delta stream skips it
+    log = Path(table) / "_delta_log" / f"{5:020d}.json"
+    actions = [json.loads(line) for line in log.read_text().splitlines()]
+    files = [a.get("add") or a.get("remove") for a in actions if "add" in a or "remove" in a]
+    assert len(files) == 6 and all(f["dataChange"] is False for f in files)
+    assert next(a["commitInfo"] for a in actions if "commitInfo" in a)["cdc.maintenance"] == "compact"
 
 
 def test_unknown_source_or_table_is_a_usage_error(tmp_path, capsys):
