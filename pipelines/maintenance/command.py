@@ -7,7 +7,9 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from cdc_sources.spi import ConfigError, ConfigProblem
+from deltalake.exceptions import DeltaError
+
+from cdc_sources.spi import CdcError, ConfigError, ConfigProblem
 from pipelines.config import PipelineConfig
 from pipelines.maintenance.run import TableReport, maintain, targets
 
@@ -22,7 +24,11 @@ def maintain_command(config: PipelineConfig, args: argparse.Namespace, say: Call
                 for name in args.source or [] if name not in known_sources]
     if problems:
         raise ConfigError(problems, file=file)
-    chosen = targets(config, sources=args.source, tables=args.table)
+    try:
+        chosen = targets(config, sources=args.source, tables=args.table)
+    except (DeltaError, OSError) as exc:
+        raise CdcError(f"cannot list the lakehouse's tables under {config.lakehouse.root}: "
+                       f"{str(exc).splitlines()[0]}") from None
     if args.table:
         found = {t.name for t in chosen}
         missing = [n for n in args.table if n not in found]
@@ -38,5 +44,8 @@ def maintain_command(config: PipelineConfig, args: argparse.Namespace, say: Call
         else:
             say(report.line(args.dry_run))
 
-    reports = maintain(config, chosen, dry_run=args.dry_run, progress=show)
+    try:
+        reports = maintain(config, chosen, dry_run=args.dry_run, progress=show)
+    except (DeltaError, OSError) as exc:  # reading what silver needs
+        raise CdcError(f"cannot read the silver tables' progress: {str(exc).splitlines()[0]}") from None
     return 1 if any(r.failed is not None for r in reports) else 0

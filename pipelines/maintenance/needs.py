@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 import pyarrow.fs as pafs
 from deltalake import DeltaTable
-from deltalake.exceptions import TableNotFoundError
+from deltalake.exceptions import DeltaError, TableNotFoundError
 
 from pipelines.config import PipelineConfig
 from pipelines.maintenance.plan import Reader
@@ -42,9 +42,11 @@ def silver_readers(config: PipelineConfig) -> dict[str, list[Reader]]:
 def _progress(path: str, storage: dict[str, str] | None) -> tuple[int | None, int | None]:
     try:
         table = DeltaTable(path, storage_options=storage)
+        rows = table.to_pyarrow_table(columns=["last_seq", "bronze_version"]).to_pylist()
     except TableNotFoundError:
         return None, None
-    rows = table.to_pyarrow_table(columns=["last_seq", "bronze_version"]).to_pylist()
+    except (DeltaError, OSError):  # unreadable: nothing is known, the plan keeps everything
+        return None, None
     if not rows:
         return None, None
     top = max(rows, key=lambda r: int(r["last_seq"]))

@@ -64,3 +64,16 @@ def test_unknown_source_or_table_is_a_usage_error(tmp_path, capsys):
     assert "no source named 'nope'" in capsys.readouterr().err
     assert main(["maintain", "-c", path, "--table", "pg.public.missing"]) == EXIT_CONFIG
     assert "pg.public.missing" in capsys.readouterr().err
+
+
+def test_an_unreadable_progress_record_keeps_everything(tmp_path, capsys):
+    path = _write(tmp_path, "silver:\n  - {table: t, source: pg.public.t}\n"
+                            "maintenance: {vacuum_retention_hours: 0, bronze_retention_days: 1}\n")
+    write_deltalake(str(tmp_path / "lake" / "bronze" / "pg.public.t"), pa.table({"seq": pa.array([1], pa.int64())}))
+    log = tmp_path / "lake" / "silver" / "_cdc" / "progress" / "t" / "_delta_log"
+    log.mkdir(parents=True)
+    (log / f"{0:020d}.json").write_text("not a delta log\n")
+    assert main(["maintain", "-c", path, "--dry-run", "--table", "pg.public.t"]) == 0
+    out = capsys.readouterr().out
+    assert "vacuum: silver t has not read it yet: 168 h kept" in out, out
+    assert "retention: kept: silver t has applied nothing yet" in out, out
