@@ -26,7 +26,7 @@ from __future__ import annotations
 import datetime as dt
 import importlib.metadata
 import logging
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,7 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
 from deltalake import Schema as DeltaSchema
-from deltalake.exceptions import TableNotFoundError
+from deltalake.exceptions import CommitFailedError, TableNotFoundError
 from deltalake.transaction import AddAction, RemoveAction, create_table_with_add_actions
 
 from bronze.data_files import TABLE_CONFIGURATION, OpenDataFile, TableLocation
@@ -358,7 +358,8 @@ class BronzeWriter:
             )
         else:
             actions: list[AddAction | RemoveAction] = list(adds)
-            target.create_write_transaction(actions, "append", BRONZE_SCHEMA, commit_properties=props)
+            _append_retrying(lambda: target.create_write_transaction(actions, "append", BRONZE_SCHEMA,
+                                                                     commit_properties=props), target)
             target.update_incremental()
         self._tables[topic] = staged.state
 
@@ -394,8 +395,8 @@ class BronzeWriter:
             },
             schema=SCHEMAS_SCHEMA,
         )
-        write_deltalake(schemas_path(self.root, self.source), table, mode="append",
-                        storage_options=self.storage_options)
+        _append_retrying(lambda: write_deltalake(schemas_path(self.root, self.source), table, mode="append",
+                                                 storage_options=self.storage_options), None)
         self._known_schemas.update(unique)
 
     def _read_schema_ids(self) -> list[str]:
@@ -419,8 +420,9 @@ class BronzeWriter:
             app_transactions=[Transaction(app_id=self.source, version=batch)],
         )
         target = self._offsets_table
-        write_deltalake(target if target is not None else offsets_path(self.root, self.source), table,
-                        mode="append", commit_properties=props, storage_options=self.storage_options)
+        _append_retrying(lambda: write_deltalake(target if target is not None else offsets_path(self.root, self.source),
+                                                 table, mode="append", commit_properties=props,
+                                                 storage_options=self.storage_options), target)
         if target is None:  # keep it open: loading the log again for every commit costs a lot
             self._offsets_table = DeltaTable(offsets_path(self.root, self.source),
                                              storage_options=self.storage_options)
@@ -488,6 +490,28 @@ def _block_to_arrow(block: ChangeBlock, first_seq: int, batch: int, now: dt.date
         ],
         schema=BRONZE_SCHEMA,
     )
+
+
+_APPEND_ATTEMPTS = 5
+
+
+def _append_retrying(commit: Callable[[], object], table: DeltaTable | None) -> None:
+    """An append commit, tried again on a fresh snapshot when it loses to a concurrent commit.
+
+    delta-rs checks an append against what committed since the writer's snapshot: a compaction
+    or VACUUM (``cdc-lakehouse maintain``) that removed files in between fails it with
+    `CommitFailedError`, though an append conflicts with neither. Nothing was committed then,
+    so committing the same files again is safe."""
+    for attempt in range(_APPEND_ATTEMPTS):
+        try:
+            commit()
+            return
+        except CommitFailedError:
+            if attempt == _APPEND_ATTEMPTS - 1:
+                raise
+            log.info("bronze commit lost to a concurrent commit (maintenance?); trying again")
+            if table is not None:
+                table.update_incremental()
 
 
 def _recent_commits(table: DeltaTable) -> Iterator[dict[str, Any]]:

@@ -63,6 +63,31 @@ def _changes(dsn: str, n: int) -> None:
             conn.execute("UPDATE accounts SET balance = balance + 1 WHERE id = %s", (1 + i % 50,))
 
 
+class _Capturing:
+    """``run_capture`` in a thread until stopped; keeps what it returned or raised."""
+
+    def __init__(self, cfg: PipelineConfig) -> None:
+        self.stop = threading.Event()
+        self.outcome: list[object] = []
+        self.thread = threading.Thread(target=self._run, args=(cfg,))
+
+    def _run(self, cfg: PipelineConfig) -> None:
+        try:
+            self.outcome.append(run_capture(cfg, until_idle=False, stop=self.stop))
+        except Exception as exc:  # the assertion below shows it
+            self.outcome.append(exc)
+
+    def __enter__(self) -> _Capturing:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(60)
+        assert not self.thread.is_alive()
+        assert len(self.outcome) == 1 and not isinstance(self.outcome[0], Exception), self.outcome
+
+
 def _report(reports: list[TableReport], name: str) -> TableReport:
     return next(r for r in reports if r.target.name == name)
 
@@ -83,18 +108,13 @@ def test_compaction_and_vacuum_while_capture_appends_keep_silver_applying(pg_db,
     assert before_files > 20
 
     # capture keeps appending (a workload writes) while maintain compacts and vacuums
-    stop = threading.Event()
-    capture = threading.Thread(target=run_capture, args=(cfg,), kwargs={"until_idle": False, "stop": stop})
     work = Workload(pg_db, seed=3, sizes=SIZES, pause_s=0.01)
-    capture.start()
-    work.start()
-    time.sleep(1.5)
-    reports = maintain(cfg, targets(cfg))
-    time.sleep(1.0)
-    work.stop()
-    stop.set()
-    capture.join(60)
-    assert not capture.is_alive()
+    with _Capturing(cfg):
+        work.start()
+        time.sleep(1.5)
+        reports = maintain(cfg, targets(cfg))
+        time.sleep(1.0)
+        work.stop()
     assert all(r.failed is None for r in reports), [r.line(False) for r in reports]
     orders = _report(reports, ORDERS)
     assert orders.compacted[0] > 20 and orders.files[1] < orders.files[0], orders.line(False)
@@ -136,11 +156,19 @@ def test_retention_deletes_only_rows_every_silver_table_applied(pg_db, tmp_path,
     pending = [r for r in _rows(path) if r[0] > applied]
     assert pending
     time.sleep(1.0)
-    report = _report(maintain(cfg, targets(cfg, tables=[ORDERS])), ORDERS)
+    work = Workload(pg_db, seed=4, sizes=SIZES, pause_s=0.01)
+    with _Capturing(cfg):  # capture appends while retention deletes
+        work.start()
+        time.sleep(1.0)
+        report = _report(maintain(cfg, targets(cfg, tables=[ORDERS])), ORDERS)
+        time.sleep(1.0)
+        work.stop()
     assert report.failed is None, report.line(False)
-    left = _rows(path)
     assert report.deleted_rows == applied == SIZES["orders"]
-    assert left == pending  # every applied row went, every pending row stayed
+    left = _rows(path)
+    assert left[: len(pending)] == pending  # every applied row went, every pending row stayed
+    assert all(r[0] > applied for r in left)
+    run_capture(cfg, until_idle=True)
     _silver(cfg, spark)
     _equal_to_source(spark, root, pg_db)
 
@@ -172,3 +200,26 @@ def test_capture_resumes_after_many_maintenance_commits(pg_db, tmp_path):
     run_capture(cfg, until_idle=True)  # resumes: no second snapshot, no seq reused
     seqs = [s for s, *_ in _rows(f"{root}/bronze/{ORDERS}")]
     assert len(seqs) == len(set(seqs)) == SIZES["orders"] + 5
+
+
+def test_capture_keeps_committing_while_maintain_runs_again_and_again(pg_db, tmp_path):
+    """Each maintain run commits compactions (and VACUUMs) between the capture's own commits: the
+    capture's next append, on its older snapshot, must still go through."""
+    root = str(tmp_path / "lake")
+    create_schema(pg_db, **SIZES)
+    cfg = _config(root, pg_db, "maintenance: {vacuum_retention_hours: 0}\n")
+    run_capture(cfg, until_idle=True)
+    work = Workload(pg_db, seed=6, sizes=SIZES, pause_s=0.01)
+    compacted = 0
+    with _Capturing(cfg):
+        work.start()
+        for _ in range(6):
+            time.sleep(0.7)
+            for report in maintain(cfg, targets(cfg, tables=[ORDERS, "pg.public.accounts", "_cdc/pg/offsets"])):
+                assert report.failed is None, report.line(False)
+                compacted += report.compacted[0]
+        work.stop()
+    assert compacted > 0
+    run_capture(cfg, until_idle=True)
+    seqs = [s for s, *_ in _rows(f"{root}/bronze/{ORDERS}")]
+    assert seqs == sorted(set(seqs)) and seqs == list(range(1, len(seqs) + 1))  # nothing lost, nothing twice
