@@ -9,9 +9,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 from bronze.writer import BronzeWriter
 from cdc_sources.spi import CdcError, ConfigError, ConfigProblem, Connector, Retriable, SourceError
+from pipelines.capture_status import StatusRecorder
 from pipelines.config import PipelineConfig, SourceSpec
 from pipelines.coordinator import CaptureResult, Coordinator, ProgressFn
 from pipelines.memory_pool import use_capture_memory_pool
+from pipelines.metrics import CaptureMetrics, SourceMetrics
 from pipelines.registry import build_connector
 
 log = logging.getLogger(__name__)
@@ -36,10 +38,12 @@ def validate_sources(config: PipelineConfig, *, file: str | None = None) -> dict
 
 
 def run_capture(config: PipelineConfig, *, until_idle: bool, sources: Sequence[str] | None = None,
-                progress: ProgressFn | None = None, file: str | None = None) -> dict[str, CaptureResult]:
+                progress: ProgressFn | None = None, file: str | None = None,
+                metrics: CaptureMetrics | None = None) -> dict[str, CaptureResult]:
     """Capture every (or the named) source into bronze; returns one result per source.
 
-    Sets the process's default Arrow memory pool (`use_capture_memory_pool`).
+    Sets the process's default Arrow memory pool (`use_capture_memory_pool`). Each source's
+    numbers go to ``metrics`` (`pipelines.metrics`) and its status file (`pipelines.capture_status`).
 
     Raises:
         ConfigError: a name in ``sources`` is not declared, or a source's options are invalid.
@@ -48,13 +52,24 @@ def run_capture(config: PipelineConfig, *, until_idle: bool, sources: Sequence[s
     connectors = validate_sources(config, file=file)
     use_capture_memory_pool()
     specs = [s for s in config.sources if sources is None or s.name in sources]
-    if len(specs) == 1:
-        spec = specs[0]
-        return {spec.name: _run_source(config, spec, connectors[spec.name], until_idle, progress)}
-    with ThreadPoolExecutor(max(1, len(specs))) as pool:
-        futures = {s.name: pool.submit(_run_source, config, s, connectors[s.name], until_idle, progress)
-                   for s in specs}
-        return {name: f.result() for name, f in futures.items()}
+    metrics = metrics if metrics is not None else CaptureMetrics()
+    recorder = StatusRecorder(metrics, config.lakehouse.root)
+    for spec in specs:
+        recorder.seed(spec.name, spec.connector)
+    recorder.start()
+    try:
+        if len(specs) == 1:
+            spec = specs[0]
+            return {spec.name: _run_source(config, spec, connectors[spec.name], until_idle, progress,
+                                           metrics.source(spec.name, spec.connector))}
+        with ThreadPoolExecutor(max(1, len(specs))) as pool:
+            futures = {s.name: pool.submit(_run_source, config, s, connectors[s.name], until_idle, progress,
+                                           metrics.source(s.name, s.connector)) for s in specs}
+            return {name: f.result() for name, f in futures.items()}
+    finally:
+        for spec in specs:
+            metrics.source(spec.name, spec.connector).stopped()
+        recorder.close()
 
 
 def _check_source_names(config: PipelineConfig, sources: Sequence[str] | None, file: str | None) -> None:
@@ -67,7 +82,7 @@ def _check_source_names(config: PipelineConfig, sources: Sequence[str] | None, f
 
 
 def _run_source(config: PipelineConfig, spec: SourceSpec, connector: Connector, until_idle: bool,
-                progress: ProgressFn | None) -> CaptureResult:
+                progress: ProgressFn | None, metrics: SourceMetrics) -> CaptureResult:
     max_retries = int(spec.options.get("errors.max.retries", -1))
     if until_idle and max_retries < 0:
         max_retries = UNTIL_IDLE_RETRIES
@@ -77,8 +92,11 @@ def _run_source(config: PipelineConfig, spec: SourceSpec, connector: Connector, 
     while True:
         attempt += 1
         try:
-            return _run_once(config, spec, connector, until_idle, progress)
-        except CdcError as exc:
+            return _run_once(config, spec, connector, until_idle, progress, metrics)
+        except Exception as exc:  # an interrupt is a stop, not a failure
+            metrics.failed(str(exc) if isinstance(exc, CdcError) else f"{type(exc).__name__}: {exc}")
+            if not isinstance(exc, CdcError):
+                raise
             now = _committed_batch(config, spec) if isinstance(exc, Retriable) else committed
             if now > committed:  # the failed run made progress: count retries afresh, as Debezium does
                 attempt, committed = 1, now
@@ -92,10 +110,11 @@ def _run_source(config: PipelineConfig, spec: SourceSpec, connector: Connector, 
             log.warning("source %s: %s; retrying in %.1fs (attempt %d of %s)", spec.name, exc, wait_s,
                         attempt, limit)
             time.sleep(wait_s)
+            metrics.restarting()
 
 
 def _run_once(config: PipelineConfig, spec: SourceSpec, connector: Connector, until_idle: bool,
-              progress: ProgressFn | None) -> CaptureResult:
+              progress: ProgressFn | None, metrics: SourceMetrics) -> CaptureResult:
     writer = BronzeWriter(config.lakehouse.root, spec.name, config.lakehouse.storage_options or None)
     try:
         stored = writer.recover()
@@ -106,6 +125,7 @@ def _run_once(config: PipelineConfig, spec: SourceSpec, connector: Connector, un
                 commit_max_records=spec.capture.commit_max_records,
                 commit_max_bytes=spec.capture.commit_max_bytes,
                 progress=(lambda msg: progress(f"[{spec.name}] {msg}")) if progress else None,
+                metrics=metrics,
             )
             return coordinator.run(until_idle=until_idle)
         finally:

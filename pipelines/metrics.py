@@ -15,13 +15,13 @@ are info-style gauges (value 1) whose labels carry the text. Numbers Debezium do
 
 from __future__ import annotations
 
-import datetime as dt
 import enum
 import json
 import logging
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -29,6 +29,8 @@ from typing import Any
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
+
+from cdc_sources.spi import SourceError
 
 log = logging.getLogger(__name__)
 
@@ -336,6 +338,23 @@ class MetricsServer:
         self._server.server_close()
 
 
-def utc(ts: float | None) -> dt.datetime | None:
-    """A Unix time as an aware UTC datetime."""
-    return None if ts is None else dt.datetime.fromtimestamp(ts, dt.UTC)
+@contextmanager
+def serving(metrics: CaptureMetrics, port: int, say: Callable[[str], None]) -> Iterator[MetricsServer | None]:
+    """Serve ``metrics`` on ``port`` while the block runs (0: not at all).
+
+    Raises:
+        CdcError: the port cannot be bound.
+    """
+    if port == 0:
+        yield None
+        return
+    try:
+        server = MetricsServer(metrics, port)
+    except OSError as exc:
+        raise SourceError(f"cannot serve metrics on port {port}: {exc.strerror or exc}") from None
+    server.start()
+    say(f"metrics: http://localhost:{server.port}/metrics, health: http://localhost:{server.port}/health")
+    try:
+        yield server
+    finally:
+        server.close()

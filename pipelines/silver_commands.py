@@ -8,6 +8,7 @@ from collections.abc import Callable
 from cdc_sources.spi import ConfigError, ConfigProblem
 from pipelines.capture import run_capture
 from pipelines.config import PipelineConfig
+from pipelines.metrics import CaptureMetrics
 from pipelines.silver_runner import SilverRunResult, run_silver
 from pipelines.silver_stream import StreamRunResult, Trigger, run_streams, stream_refusal
 
@@ -51,14 +52,17 @@ def silver_summary(result: SilverRunResult) -> list[str]:
             + (f", {t.quarantined} quarantined" if t.quarantined else "") for t in last.values()]
 
 
-def run_continuously(config: PipelineConfig, *, progress: Progress | None = None) -> int:
-    """Capture every source and build silver at the configured interval until interrupted."""
+def run_continuously(config: PipelineConfig, *, progress: Progress | None = None,
+                     metrics: CaptureMetrics | None = None) -> int:
+    """Capture every source and build silver at the configured interval until interrupted.
+
+    The capture's numbers go to ``metrics`` (`pipelines.metrics`)."""
     stop = threading.Event()
     failure: list[BaseException] = []
 
     def capture() -> None:
         try:
-            run_capture(config, until_idle=False, progress=progress)
+            run_capture(config, until_idle=False, progress=progress, metrics=metrics)
         except BaseException as exc:  # reported by the main thread
             failure.append(exc)
         finally:
