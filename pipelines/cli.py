@@ -113,6 +113,8 @@ def _setup_logging(verbose: int, quiet: bool, log_format: str = "text") -> None:
     # -q means errors only, its INFO/WARN lines included; its INFO lines only with -v
     if quiet:
         os.environ["RUST_LOG"] = "error"
+    elif log_format == "json":  # Rust's lines are not JSON: they would break a JSON log stream
+        os.environ.setdefault("RUST_LOG", "off")
     else:
         os.environ.setdefault("RUST_LOG", "debug" if verbose > 1 else "info" if verbose else "warn")
 
