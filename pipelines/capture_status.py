@@ -18,7 +18,6 @@ import os
 import socket
 import tempfile
 import threading
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -153,14 +152,17 @@ def _utc(ts: float | None) -> dt.datetime | None:
 class StatusRecorder:
     """Writes every source's status file from its metrics, every `HEARTBEAT_SECONDS` and at the end.
 
-    ``start`` seeds each source's metrics from its previous status file (transactions
-    committed and the last error carry over).
+    `seed` carries a source's previous status file over (transactions committed, the last
+    error). A source gets its first status file once its capture has connected (snapshotting
+    or streaming): a capture that fails before it ever reached its source writes nothing under
+    the lakehouse root, and ``status`` shows that source as never run.
     """
 
     def __init__(self, metrics: CaptureMetrics, root: str, *, interval: float = HEARTBEAT_SECONDS) -> None:
         self.metrics, self.root, self.interval = metrics, root, interval
         self.started = dt.datetime.now(dt.UTC)
         self._stop = threading.Event()
+        self._writing: set[str] = set()
         self._thread = threading.Thread(target=self._loop, name="capture-status", daemon=True)
 
     def seed(self, source: str, plugin: str) -> None:
@@ -168,10 +170,11 @@ class StatusRecorder:
         metrics = self.metrics.source(source, plugin)
         try:
             previous = read_status(self.root, source)
-        except (OSError, ValueError, TypeError) as exc:
+        except (OSError, ValueError) as exc:
             log.warning("source %s: ignoring an unreadable status file: %s", source, exc)
             previous = None
         if previous is not None:
+            self._writing.add(source)
             metrics.transactions_committed = previous.transactions_committed
             metrics.last_error = previous.last_error
             metrics.last_error_at = previous.last_error_at.timestamp() if previous.last_error_at else None
@@ -188,6 +191,11 @@ class StatusRecorder:
     def write_all(self) -> None:
         now = dt.datetime.now(dt.UTC)
         for view in self.metrics.views():
+            # a capture that never reached its source creates nothing in the lakehouse
+            if view.source not in self._writing:
+                if view.state not in (CaptureState.SNAPSHOTTING, CaptureState.STREAMING) and not view.commits:
+                    continue
+                self._writing.add(view.source)
             try:
                 write_status(self.root, self._status(view, now))
             except OSError as exc:  # a status file must never stop the capture
@@ -204,8 +212,3 @@ class StatusRecorder:
         if self._thread.is_alive():
             self._thread.join()
         self.write_all()
-
-
-def heartbeat_age(status: CaptureStatus, now: float | None = None) -> float:
-    """Seconds since the status was written."""
-    return (now if now is not None else time.time()) - status.heartbeat_at.timestamp()

@@ -305,7 +305,8 @@ def render(status: PipelineStatus) -> list[str]:
     out = [f"lakehouse root: {status.root}"]
     for s in status.sources:
         out.append("")
-        snapshot = "snapshot completed" if s.snapshot_completed else "snapshot not completed"
+        snapshot = ("nothing committed to bronze yet" if s.batch == 0 else
+                    "snapshot completed" if s.snapshot_completed else "snapshot not completed")
         out.append(f"source {s.name} ({s.connector}): {s.state}, {snapshot}")
         out.append(f"  position:      {s.position or '-'}")
         out.append(f"  last commit:   {_when(s.last_commit_at, now)}, batch {s.batch}, {s.commits} commits")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import time
 from pathlib import Path
 
@@ -114,15 +115,30 @@ def test_a_failed_capture_is_failed_with_its_error_and_no_password(pg_db, tmp_pa
     with psycopg.connect(pg_db, autocommit=True) as conn:
         conn.execute("CREATE TABLE t (id int PRIMARY KEY)")
     config = tmp_path / "pipeline.yaml"
-    config.write_text(pipeline_text(str(tmp_path / "lake"), pg_db, password="s3cret-Pa55")
-                      .replace(f"port: {parts['port']}", "port: 1"))  # nothing listens there
-    config.write_text(config.read_text().replace('      slot.name', '      errors.max.retries: "0"\n      slot.name'))
+    text = pipeline_text(str(tmp_path / "lake"), pg_db, password="s3cret-Pa55", **{"errors.max.retries": "0"})
+    config.write_text(text)
+    assert main(["capture", "-c", str(config), "--until-idle"]) == 0
+    config.write_text(text.replace(f"port: {parts['port']}", "port: 1"))  # nothing listens there
     assert main(["capture", "-c", str(config), "--until-idle"]) == 1
     source = _status_json(capsys, config)["sources"][0]
     assert source["state"] == "failed"
     assert "127.0.0.1:1" in source["last_error"]
     assert "s3cret-Pa55" not in json.dumps(source)
     assert "s3cret-Pa55" not in (tmp_path / "lake" / "bronze" / "_cdc" / "pg" / "status.json").read_text()
+    config.write_text(text)
+    assert main(["capture", "-c", str(config), "--until-idle"]) == 0
+    source = _status_json(capsys, config)["sources"][0]
+    assert source["state"] == "stopped" and "127.0.0.1:1" in source["last_error"]  # the last error stays
+
+
+@pytest.mark.postgres
+def test_a_capture_that_never_reached_its_source_writes_nothing(pg_db, tmp_path, capsys):
+    config = tmp_path / "pipeline.yaml"
+    config.write_text(pipeline_text(str(tmp_path / "lake"), pg_db, **{"errors.max.retries": "0"})
+                      .replace(f"port: {dsn_parts(pg_db)['port']}", "port: 1"))
+    assert main(["capture", "-c", str(config), "--until-idle"]) == 1
+    assert not (tmp_path / "lake").exists()
+    assert _status_json(capsys, config)["sources"][0]["state"] == "never run"
 
 
 def test_a_running_state_whose_heartbeat_stopped_is_stopped():
@@ -178,3 +194,28 @@ def test_status_of_a_mariadb_source_and_a_purged_binlog(mariadb_db, mariadb_serv
         assert lag["risk"] == "lost" and f"binlog {file} was purged" in lag["detail"]
     finally:
         conn.close()
+
+
+@pytest.mark.postgres
+def test_silver_lag_behind_bronze_in_events_and_seconds(pg_db, tmp_path, capsys):
+    config = _write_pg_config(tmp_path, pg_db)
+    config.write_text(config.read_text() + "silver:\n  - {table: items, source: pg.public.items}\n")
+    with psycopg.connect(pg_db, autocommit=True) as conn:
+        conn.execute("CREATE TABLE items (id int PRIMARY KEY, name text)")
+        conn.execute("INSERT INTO items SELECT g, 'item ' || g FROM generate_series(1, 10) g")
+    assert main(["capture", "-c", str(config), "--until-idle"]) == 0
+    (lag,) = _status_json(capsys, config)["silver"]
+    assert lag == {**lag, "table": "items", "applied_seq": None, "bronze_seq": 10, "events_behind": 10}
+    assert main(["silver", "-c", str(config), "--once"]) == 0
+    (lag,) = _status_json(capsys, config)["silver"]
+    assert lag == {**lag, "applied_seq": 10, "bronze_seq": 10, "events_behind": 0, "seconds_behind": 0}
+    with psycopg.connect(pg_db, autocommit=True) as conn:
+        conn.execute("INSERT INTO items SELECT g, 'new' FROM generate_series(11, 15) g")
+        conn.execute("DELETE FROM items WHERE id = 1")  # a delete and its tombstone: two bronze rows
+    assert main(["capture", "-c", str(config), "--until-idle"]) == 0
+    time.sleep(1.5)
+    (lag,) = _status_json(capsys, config)["silver"]
+    assert lag["applied_seq"] == 10 and lag["bronze_seq"] == 17 and lag["events_behind"] == 7
+    assert 1.5 <= lag["seconds_behind"] < 120
+    assert main(["status", "-c", str(config)]) == 0
+    assert re.search(r"items\s+pg\.public\.items\s+10\s+17\s+7\s+\d+s", capsys.readouterr().out)
