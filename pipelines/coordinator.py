@@ -206,12 +206,17 @@ class Coordinator:
 
     def _seen(self, buf: _Buffer, items: Sequence[ChangeRecord | ChangeBlock], snapshot: bool) -> None:
         """Count the change events among ``items`` (not transaction, heartbeat or history records)."""
-        events = sum(len(i) if isinstance(i, ChangeBlock) else int(i.op is not None) for i in items)
-        if events:
+        ops: dict[str, int] = {}
+        for i in items:
+            if isinstance(i, ChangeBlock):
+                ops[i.op] = ops.get(i.op, 0) + len(i)
+            elif i.op is not None:
+                ops[i.op] = ops.get(i.op, 0) + 1
+        if ops:
             last = items[-1]
             position = str(last.positions[-1]) if isinstance(last, ChangeBlock) else last.position
-            buf.events_since_checkpoint += events
-            self.metrics.events(events, last.topic, position, snapshot=snapshot)
+            buf.events_since_checkpoint += sum(ops.values())
+            self.metrics.events(ops, last.topic, position, snapshot=snapshot)
 
     def _stage(self, buf: _Buffer) -> None:
         """Hand the buffer's records to the commit thread to be written to data files."""

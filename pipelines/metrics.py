@@ -69,6 +69,7 @@ class SourceMetrics:
     snapshot_seconds: float = 0.0
     snapshot_events: int = 0
     streaming_events: int = 0
+    streaming_ops: dict[str, int] = field(default_factory=dict)
     transactions_committed: int = 0
     last_event_topic: str = ""
     last_event_position: str = ""
@@ -107,13 +108,16 @@ class SourceMetrics:
         with self._lock:
             self.state, self.connected = CaptureState.STREAMING, True
 
-    def events(self, count: int, topic: str, position: str, *, snapshot: bool) -> None:
-        """``count`` change events of ``topic`` were read; ``position``: the last one's offset."""
+    def events(self, ops: Mapping[str, int], topic: str, position: str, *, snapshot: bool) -> None:
+        """Change events were read, counted by ``op``; ``topic`` and ``position``: the last one's."""
+        count = sum(ops.values())
         with self._lock:
             if snapshot:
                 self.snapshot_events += count
             else:
                 self.streaming_events += count
+                for op, n in ops.items():
+                    self.streaming_ops[op] = self.streaming_ops.get(op, 0) + n
             self.last_event_topic, self.last_event_position = topic, position
             self.last_event_at = time.time()
 
@@ -159,7 +163,8 @@ class SourceMetrics:
             return MetricsView(
                 self.source, self.plugin, self.state, self.connected, self.total_table_count,
                 self.remaining_table_count, dict(self.rows_scanned), self.snapshot_running, self.snapshot_completed,
-                snapshot_seconds, self.snapshot_events, self.streaming_events, self.transactions_committed,
+                snapshot_seconds, self.snapshot_events, self.streaming_events, dict(self.streaming_ops),
+                self.transactions_committed,
                 self.last_event_topic, self.last_event_position, self.last_event_at, self.behind_ms, self.commits,
                 self.records_committed, self.bytes_committed, self.last_commit_at, self.last_error,
                 self.last_error_at)
@@ -181,6 +186,7 @@ class MetricsView:
     snapshot_seconds: float
     snapshot_events: int
     streaming_events: int
+    streaming_ops: Mapping[str, int]
     transactions_committed: int
     last_event_topic: str
     last_event_position: str
@@ -222,8 +228,9 @@ class CaptureMetrics:
 
 SNAPSHOT_METRICS = ("TotalTableCount", "RemainingTableCount", "RowsScanned", "SnapshotRunning", "SnapshotCompleted",
                     "SnapshotDurationInSeconds", "TotalNumberOfEventsSeen")
-STREAMING_METRICS = ("MilliSecondsBehindSource", "TotalNumberOfEventsSeen", "LastEvent", "SourceEventPosition",
-                     "NumberOfCommittedTransactions", "Connected", "MilliSecondsSinceLastEvent")
+STREAMING_METRICS = ("MilliSecondsBehindSource", "TotalNumberOfEventsSeen", "TotalNumberOfCreateEventsSeen",
+                     "TotalNumberOfUpdateEventsSeen", "TotalNumberOfDeleteEventsSeen", "LastEvent",
+                     "SourceEventPosition", "NumberOfCommittedTransactions", "Connected", "MilliSecondsSinceLastEvent")
 OWN_METRICS = ("up", "bronze_commits", "bronze_records_committed", "bronze_bytes_committed",
                "last_commit_timestamp_seconds")
 
@@ -266,13 +273,16 @@ class _Collector(Collector):
             gauge("TotalNumberOfEventsSeen", s, v, v.snapshot_events, "Change events read")
             t = "streaming"
             gauge("TotalNumberOfEventsSeen", t, v, v.streaming_events, "Change events read")
+            for op, metric in (("c", "Create"), ("u", "Update"), ("d", "Delete")):
+                gauge(f"TotalNumberOf{metric}EventsSeen", t, v, v.streaming_ops.get(op, 0), f"{metric} events read")
             gauge("MilliSecondsBehindSource", t, v, v.behind_ms,
                   "Milliseconds between the last event's source commit and its reading (-1: none yet)")
             since = -1 if v.last_event_at is None else max(0, int((now - v.last_event_at) * 1000))
             gauge("MilliSecondsSinceLastEvent", t, v, since, "Milliseconds since the last event (-1: none yet)")
             gauge("NumberOfCommittedTransactions", t, v, v.transactions_committed,
                   "Source transactions committed to bronze")
-            gauge("Connected", t, v, float(v.connected), "1 while connected to the source")
+            gauge("Connected", t, v, float(v.connected and v.state is CaptureState.STREAMING),
+                  "1 while streaming from the source")
             if v.last_event_topic:
                 gauge("LastEvent", t, v, 1.0, "The last event read (in the labels)", {"topic": v.last_event_topic})
                 gauge("SourceEventPosition", t, v, 1.0, "The last event's source offset (in the labels)",

@@ -102,7 +102,7 @@ def _status_state(config: Path, capsys: pytest.CaptureFixture[str]) -> str:
 
 
 def _check_capture(config: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], plugin: str, source: str,
-                   table: str, snapshot_rows: int, change: Callable[[], tuple[int, int]]) -> None:
+                   table: str, snapshot_rows: int, change: Callable[[], tuple[tuple[int, int, int], int]]) -> None:
     port = _free_port()
     proc, err = _start(config, port, tmp_path)
     try:
@@ -126,11 +126,13 @@ def _check_capture(config: Path, tmp_path: Path, capsys: pytest.CaptureFixture[s
         events, transactions = change()
         samples = _wait(port, proc, err, lambda s: _value(
             s, "debezium_metrics_NumberOfCommittedTransactions", **streaming) == transactions)
-        assert _value(samples, "debezium_metrics_TotalNumberOfEventsSeen", **streaming) == events
+        assert _value(samples, "debezium_metrics_TotalNumberOfEventsSeen", **streaming) == sum(events)
+        for metric, n in zip(("Create", "Update", "Delete"), events, strict=True):
+            assert _value(samples, f"debezium_metrics_TotalNumberOf{metric}EventsSeen", **streaming) == n
         behind = _value(samples, "debezium_metrics_MilliSecondsBehindSource", **streaming)
         assert behind is not None and 0 <= behind < 60_000
         assert _value(samples, "cdc_lakehouse_bronze_records_committed", plugin=plugin, name=source) >= \
-            snapshot_rows + events
+            snapshot_rows + sum(events)
         assert _value(samples, "cdc_lakehouse_up", plugin=plugin, name=source) == 1
         positions = [dict(ls) for (n, ls), _ in samples.items() if n == "debezium_metrics_SourceEventPosition"]
         assert len(positions) == 1 and positions[0]["position"]
@@ -150,14 +152,14 @@ def test_metrics_of_a_postgres_capture(pg_db, tmp_path, capsys):
     config = tmp_path / "pipeline.yaml"
     config.write_text(pipeline_text(str(tmp_path / "lake"), pg_db, capture={"commit_interval_ms": 200}))
 
-    def change() -> tuple[int, int]:
+    def change() -> tuple[tuple[int, int, int], int]:
         with psycopg.connect(pg_db, autocommit=True) as conn:
             for i in range(41, 44):
                 conn.execute("INSERT INTO items VALUES (%s, 'x')", (i,))
             with conn.transaction():
                 conn.execute("INSERT INTO items SELECT g, 'y' FROM generate_series(44, 47) g")
             conn.execute("UPDATE items SET name = 'z' WHERE id = 1")
-        return 3 + 4 + 1, 5
+        return (3 + 4, 1, 0), 5  # (creates, updates, deletes), transactions
 
     _check_capture(config, tmp_path, capsys, "postgres", "pg", "public.items", 40, change)
 
@@ -173,7 +175,7 @@ def test_metrics_of_a_mariadb_capture(mariadb_db, tmp_path, capsys):
         config.write_text(mariadb_pipeline_text(str(tmp_path / "lake"), mariadb_db, server_id=7302,
                                                 capture={"commit_interval_ms": 200}))
 
-        def change() -> tuple[int, int]:
+        def change() -> tuple[tuple[int, int, int], int]:
             with conn.cursor() as cur:
                 for i in range(26, 28):
                     cur.execute("INSERT INTO t VALUES (%s, 'b')", (i,))
@@ -181,8 +183,33 @@ def test_metrics_of_a_mariadb_capture(mariadb_db, tmp_path, capsys):
                 cur.execute("UPDATE t SET name = 'c' WHERE id <= 3")
                 cur.execute("DELETE FROM t WHERE id = 4")
                 conn.commit()
-            return 2 + 3 + 1, 3
+            return (2, 3, 1), 3
 
         _check_capture(config, tmp_path, capsys, "mariadb", "my", f"{mariadb_db['database']}.t", 25, change)
     finally:
         conn.close()
+
+
+@pytest.mark.postgres
+def test_run_serves_the_capture_metrics(pg_db, tmp_path):
+    with psycopg.connect(pg_db, autocommit=True) as conn:
+        conn.execute("CREATE TABLE items (id int PRIMARY KEY, name text)")
+        conn.execute("INSERT INTO items SELECT g, 'item ' || g FROM generate_series(1, 12) g")
+    config = tmp_path / "pipeline.yaml"
+    config.write_text(pipeline_text(str(tmp_path / "lake"), pg_db, capture={"commit_interval_ms": 200})
+                      + "silver:\n  - {table: items, source: pg.public.items}\n")
+    port = _free_port()
+    err = tmp_path / "run.err"
+    with (tmp_path / "run.out").open("wb") as out, err.open("wb") as e:
+        proc = subprocess.Popen([sys.executable, "-m", "pipelines.cli", "run", "-c", str(config),
+                                 "--metrics-port", str(port)], stdout=out, stderr=e)
+    try:
+        labels = {"plugin": "postgres", "name": "pg"}
+        samples = _wait(port, proc, err, lambda s: _value(
+            s, "debezium_metrics_Connected", context="streaming", **labels) == 1, timeout=180)
+        assert _value(samples, "debezium_metrics_SnapshotCompleted", context="snapshot", **labels) == 1
+        assert _value(samples, "debezium_metrics_RowsScanned", context="snapshot", table="public.items", **labels) == 12
+        assert _health(port)[0] == 200
+    finally:
+        _stop(proc)
+    assert proc.returncode == 130, err.read_text()[-3000:]
