@@ -68,7 +68,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="also connect to each source (needs its password and driver) for the WAL or binlog "
                          "bytes it keeps for the capture")
     st.add_argument("--lag-warn-bytes", type=_size, default=None, metavar="SIZE",
-                    help="with --source-lag: call retained WAL/binlog a risk above this (e.g. 5GB; default: "
+                    help="with --source-lag: call retained WAL/binlog a risk above this (e.g. 5GB; default: 80%% of "
                          "PostgreSQL's max_slot_wal_keep_size when set, else 10GB)")
     imp = sub.add_parser("import-debezium", parents=[common],
                          help="turn a Kafka Connect connector config (JSON) into a pipeline YAML file",

@@ -213,3 +213,15 @@ def test_run_serves_the_capture_metrics(pg_db, tmp_path):
     finally:
         _stop(proc)
     assert proc.returncode == 130, err.read_text()[-3000:]
+
+
+def test_a_metrics_port_in_use_is_an_error_before_capturing(tmp_path, capsys):
+    config = tmp_path / "pipeline.yaml"
+    config.write_text(pipeline_text(str(tmp_path / "lake"), "host=127.0.0.1 port=1 dbname=d user=u"))
+    with socket.socket() as taken:
+        taken.bind(("", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["capture", "-c", str(config), "--until-idle", "--metrics-port", str(port)]) == 1
+    assert f"cannot serve metrics on port {port}" in capsys.readouterr().err
+    assert not (tmp_path / "lake").exists()
