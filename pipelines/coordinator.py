@@ -129,6 +129,8 @@ class Coordinator:
         self._offset: dict[str, Any] = dict(stored.offset) if stored else {}
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="bronze-commit")
         self._inflight: _InFlight | None = None
+        self._ops: dict[str, int] = {}  # change events by op since the last report to the metrics
+        self._last_event: ChangeRecord | ChangeBlock | None = None
 
     def run(self, *, until_idle: bool) -> CaptureResult:
         started = time.monotonic()
@@ -166,12 +168,19 @@ class Coordinator:
                 self._wait()  # acknowledge as soon as the commit is durable
             if type(item) is list:
                 buf.add_run(item)
-                self._seen(buf, item, snapshot)
-            elif isinstance(item, ChangeRecord | ChangeBlock):
+                self._seen(buf, item)
+            elif isinstance(item, ChangeRecord):
                 buf.add(item)
-                self._seen(buf, [item], snapshot)
+                if item.op is not None:  # a change event (not transaction, heartbeat or history)
+                    self._ops[item.op] = self._ops.get(item.op, 0) + 1
+                    buf.events_since_checkpoint += 1
+                    self._last_event = item
+            elif isinstance(item, ChangeBlock):
+                buf.add(item)
+                self._seen(buf, (item,))
             elif isinstance(item, Checkpoint):
                 buf.checkpoint = item.offset
+                self._report_events(snapshot)
                 if buf.events_since_checkpoint and not snapshot:
                     buf.transactions += 1
                     self.metrics.source_time(offset_time_ms(item.offset))
@@ -187,6 +196,7 @@ class Coordinator:
             elif isinstance(item, SnapshotProgress):
                 elapsed = max(time.monotonic() - rate_start, 1e-6)
                 number = item.tables_done if item.table_done else item.tables_done + 1
+                self._report_events(snapshot)
                 self.metrics.snapshot_table(item.table, item.rows, item.tables_done, item.tables_total)
                 state = "done" if item.table_done else "reading"
                 self.progress(f"snapshot table {number}/{item.tables_total} {item.table}: {state}, "
@@ -200,23 +210,33 @@ class Coordinator:
                 self._commit(buf, snapshot)
             elif buf.size >= self.max_bytes:
                 self._stage(buf)
+        self._report_events(snapshot)
         if not buf.empty or buf.schemas or buf.checkpoint is not None:
             self._commit(buf, snapshot)
         self._wait()
 
-    def _seen(self, buf: _Buffer, items: Sequence[ChangeRecord | ChangeBlock], snapshot: bool) -> None:
+    def _seen(self, buf: _Buffer, items: Sequence[ChangeRecord | ChangeBlock]) -> None:
         """Count the change events among ``items`` (not transaction, heartbeat or history records)."""
-        ops: dict[str, int] = {}
+        ops = self._ops
         for i in items:
             if isinstance(i, ChangeBlock):
                 ops[i.op] = ops.get(i.op, 0) + len(i)
+                buf.events_since_checkpoint += len(i)
+                self._last_event = i
             elif i.op is not None:
                 ops[i.op] = ops.get(i.op, 0) + 1
-        if ops:
-            last = items[-1]
-            position = str(last.positions[-1]) if isinstance(last, ChangeBlock) else last.position
-            buf.events_since_checkpoint += sum(ops.values())
-            self.metrics.events(ops, last.topic, position, snapshot=snapshot)
+                buf.events_since_checkpoint += 1
+                self._last_event = i
+
+    def _report_events(self, snapshot: bool) -> None:
+        """Hand the events counted since the last report to the metrics (once per checkpoint or
+        snapshot progress, not per record: the metrics take a lock)."""
+        last = self._last_event
+        if not self._ops or last is None:
+            return
+        position = str(last.positions[-1]) if isinstance(last, ChangeBlock) else last.position
+        self.metrics.events(self._ops, last.topic, position, snapshot=snapshot)
+        self._ops, self._last_event = {}, None
 
     def _stage(self, buf: _Buffer) -> None:
         """Hand the buffer's records to the commit thread to be written to data files."""
