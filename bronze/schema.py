@@ -36,6 +36,8 @@ META_LAST_SEQ = "cdc.last_seq"
 META_ORDER_KEY = "cdc.order_key"
 META_OFFSET = "cdc.offset"
 META_WRITER = "cdc.writer"
+META_CONTROL = "cdc.control"
+"""On an offsets commit written by an operation (`bronze.offset_control`), not by capture."""
 
 # Data table columns.
 COL_KEY = "key"

@@ -51,6 +51,7 @@ from bronze.schema import (
     COL_SEQ,
     COL_VALUE,
     META_BATCH,
+    META_CONTROL,
     META_LAST_SEQ,
     META_OFFSET,
     META_ORDER_KEY,
@@ -154,8 +155,7 @@ class BronzeWriter:
     def recover(self) -> StoredOffset | None:
         """Load the last committed offset and the known schemas; None if nothing committed yet."""
         self._known_schemas = set(self._read_schema_ids())
-        stored = self._read_last_offset()
-        self._batch = stored.batch if stored else 0
+        stored, self._batch = self._read_last_offset()
         return stored
 
     def table_state(self, topic: str) -> TableState:
@@ -427,19 +427,30 @@ class BronzeWriter:
             self._offsets_table = DeltaTable(offsets_path(self.root, self.source),
                                              storage_options=self.storage_options)
 
-    def _read_last_offset(self) -> StoredOffset | None:
+    def _read_last_offset(self) -> tuple[StoredOffset | None, int]:
+        """The offset to resume from (None after a reset, or if none) and the last batch number.
+
+        Batch numbers keep growing across a reset (`bronze.offset_control`): they order the
+        commits of every bronze table and the interrupted-snapshot cleanup relies on that.
+        """
         try:
             dt_ = DeltaTable(offsets_path(self.root, self.source), storage_options=self.storage_options)
         except TableNotFoundError:
-            return None
+            return None, 0
+        last_batch: int | None = None
         for commit in dt_.history(10):
+            if META_BATCH in commit and last_batch is None:
+                last_batch = int(commit[META_BATCH])
+            if commit.get(META_CONTROL) == "reset":
+                return None, last_batch or 0
             if META_OFFSET in commit:
-                return StoredOffset(
+                stored = StoredOffset(
                     int(commit[META_BATCH]),
                     orjson.loads(commit[META_OFFSET]),
                     commit.get("cdc.snapshot_completed") == "true",
                 )
-        return None
+                return stored, last_batch or stored.batch
+        return None, last_batch or 0
 
 
 def _with_seq(columns: pa.Table, first_seq: int, batch: int, now: dt.datetime) -> pa.Table:

@@ -27,7 +27,7 @@ from pyspark.sql import SparkSession
 import pipelines
 from pipelines.engine import EngineSpec, classic_conf
 from pipelines.silver_runner import run_silver
-from pipelines.silver_stream import run_streams, stream_refusal
+from pipelines.silver_stream import TRIGGER_CHOICES, Trigger, run_streams, stream_refusal, stream_trigger
 from pipelines.validation import ConfigError, load_validated
 
 EXIT_CONFIG = 2
@@ -42,7 +42,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="override the file's engine kind (use 'spark' under spark-submit/Databricks)")
     parser.add_argument("--url", default=None, help="Spark Connect URL for --engine connect")
     parser.add_argument("--stream", action="store_true", help="run as Structured Streaming queries")
-    parser.add_argument("--trigger", choices=["available-now", "processing-time"], default=None,
+    parser.add_argument("--trigger", choices=TRIGGER_CHOICES, default=None,
                         help="with --stream: available-now (the default with --once) or processing-time")
     parser.add_argument("--interval", type=float, default=None, help="with --stream: processing-time interval (s)")
     parser.add_argument("--checkpoints", default=None, help="with --stream: checkpoint folder (one per table)")
@@ -73,19 +73,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.engine is not None:
         engine = EngineSpec(kind=args.engine, url=args.url, conf=dict(cfg.engine.conf))
     sources = cfg.topic_prefixes()
+    trigger: Trigger = "available_now"
     if args.stream:
         refusal = stream_refusal(engine, cfg.silver_options)
+        try:
+            trigger = stream_trigger(args.trigger, once=args.once)
+        except ConfigError as exc:
+            refusal = refusal or str(exc)
         if refusal is not None:
             print(f"error: {refusal}", file=sys.stderr)
             return EXIT_CONFIG
     spark = submitted_session(engine)  # borrowed by the drivers' session factory, not stopped by them
     if args.stream:
-        trigger = args.trigger or ("available-now" if args.once else "processing-time")
         interval = cfg.silver_options.interval_seconds if args.interval is None else args.interval
         streamed = run_streams(root=cfg.lakehouse.root, engine=engine, tables=cfg.silver, options=cfg.silver_options,
-                               sources=sources, trigger="available_now" if trigger == "available-now"
-                               else "processing_time", interval_seconds=interval, checkpoint_root=args.checkpoints,
-                               progress=print, spark=spark)
+                               sources=sources, trigger=trigger, interval_seconds=interval,
+                               checkpoint_root=args.checkpoints, progress=print, spark=spark)
         return 0 if streamed.ok else 1
     result = run_silver(root=cfg.lakehouse.root, engine=engine, tables=cfg.silver, options=cfg.silver_options,
                         sources=sources, once=args.once, progress=print,

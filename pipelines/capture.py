@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
-import time
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
+from bronze.offset_control import Control, read_control
 from bronze.writer import BronzeWriter
-from cdc_sources.spi import CdcError, ConfigError, ConfigProblem, Connector, Retriable, SourceError
+from cdc_sources.spi import CdcError, ConfigError, ConfigProblem, Connector, Fatal, Retriable, SourceError
+from pipelines import lease as leases
 from pipelines.capture_status import StatusRecorder
 from pipelines.config import PipelineConfig, SourceSpec
 from pipelines.coordinator import CaptureResult, Coordinator, ProgressFn
@@ -39,19 +41,24 @@ def validate_sources(config: PipelineConfig, *, file: str | None = None) -> dict
 
 def run_capture(config: PipelineConfig, *, until_idle: bool, sources: Sequence[str] | None = None,
                 progress: ProgressFn | None = None, file: str | None = None,
-                metrics: CaptureMetrics | None = None) -> dict[str, CaptureResult]:
+                stop: threading.Event | None = None, metrics: CaptureMetrics | None = None) -> dict[str, CaptureResult]:
     """Capture every (or the named) source into bronze; returns one result per source.
 
-    Sets the process's default Arrow memory pool (`use_capture_memory_pool`). Each source's
-    numbers go to ``metrics`` (`pipelines.metrics`) and its status file (`pipelines.capture_status`).
+    Sets the process's default Arrow memory pool (`use_capture_memory_pool`). Each source is
+    captured under its writer lease (`pipelines.lease`). Setting ``stop`` ends every source's
+    run cleanly (`Coordinator`): the results then say ``stopped``. Each source's numbers go to
+    ``metrics`` (`pipelines.metrics`) and its status file (`pipelines.capture_status`).
 
     Raises:
         ConfigError: a name in ``sources`` is not declared, or a source's options are invalid.
+        LeaseHeldError: another process captures one of the sources.
+        SourceDecommissionedError: a source was decommissioned (`check_not_decommissioned`).
     """
     _check_source_names(config, sources, file)
     connectors = validate_sources(config, file=file)
     use_capture_memory_pool()
     specs = [s for s in config.sources if sources is None or s.name in sources]
+    stop = stop if stop is not None else threading.Event()
     metrics = metrics if metrics is not None else CaptureMetrics()
     recorder = StatusRecorder(metrics, config.lakehouse.root)
     for spec in specs:
@@ -60,16 +67,45 @@ def run_capture(config: PipelineConfig, *, until_idle: bool, sources: Sequence[s
     try:
         if len(specs) == 1:
             spec = specs[0]
-            return {spec.name: _run_source(config, spec, connectors[spec.name], until_idle, progress,
-                                           metrics.source(spec.name, spec.connector))}
+            return {spec.name: _leased_source(config, spec, connectors[spec.name], until_idle, progress, stop,
+                                              metrics.source(spec.name, spec.connector))}
         with ThreadPoolExecutor(max(1, len(specs))) as pool:
-            futures = {s.name: pool.submit(_run_source, config, s, connectors[s.name], until_idle, progress,
+            futures = {s.name: pool.submit(_leased_source, config, s, connectors[s.name], until_idle, progress, stop,
                                            metrics.source(s.name, s.connector)) for s in specs}
             return {name: f.result() for name, f in futures.items()}
     finally:
         for spec in specs:
             metrics.source(spec.name, spec.connector).stopped()
         recorder.close()
+
+
+class SourceDecommissionedError(CdcError, Fatal):
+    """Capture of a decommissioned source was asked for."""
+
+
+def check_not_decommissioned(config: PipelineConfig, source: str) -> None:
+    """Raise `SourceDecommissionedError` if the source's last offsets commit is a decommission."""
+    state = read_control(config.lakehouse.root, source, config.lakehouse.storage_options or None)
+    if state.control is Control.DECOMMISSION:
+        raise SourceDecommissionedError(
+            f"source {source} was decommissioned (at {state.at or 'an unknown time'}): its server-side state was "
+            f"dropped; to capture it again, run `cdc-lakehouse reset --source {source}` first (the next capture then "
+            "starts over per snapshot.mode)")
+
+
+def _leased_source(config: PipelineConfig, spec: SourceSpec, connector: Connector, until_idle: bool,
+                   progress: ProgressFn | None, stop: threading.Event, metrics: SourceMetrics) -> CaptureResult:
+    """Run one source while holding its writer lease; a lost lease ends it with an error."""
+    # a lost lease stops every source of this process (then this one's result is an error)
+    lease = leases.acquire(config.lakehouse.root, spec.name, on_lost=stop.set,
+                           storage_options=config.lakehouse.storage_options)
+    try:
+        check_not_decommissioned(config, spec.name)
+        result = _run_source(config, spec, connector, until_idle, progress, stop, metrics)
+        lease.check()
+        return result
+    finally:
+        lease.release()
 
 
 def _check_source_names(config: PipelineConfig, sources: Sequence[str] | None, file: str | None) -> None:
@@ -82,7 +118,7 @@ def _check_source_names(config: PipelineConfig, sources: Sequence[str] | None, f
 
 
 def _run_source(config: PipelineConfig, spec: SourceSpec, connector: Connector, until_idle: bool,
-                progress: ProgressFn | None, metrics: SourceMetrics) -> CaptureResult:
+                progress: ProgressFn | None, stop: threading.Event, metrics: SourceMetrics) -> CaptureResult:
     max_retries = int(spec.options.get("errors.max.retries", -1))
     if until_idle and max_retries < 0:
         max_retries = UNTIL_IDLE_RETRIES
@@ -92,11 +128,15 @@ def _run_source(config: PipelineConfig, spec: SourceSpec, connector: Connector, 
     while True:
         attempt += 1
         try:
-            return _run_once(config, spec, connector, until_idle, progress, metrics)
+            return _run_once(config, spec, connector, until_idle, progress, stop, metrics)
         except Exception as exc:  # an interrupt is a stop, not a failure
-            metrics.failed(str(exc) if isinstance(exc, CdcError) else f"{type(exc).__name__}: {exc}")
             if not isinstance(exc, CdcError):
+                metrics.failed(f"{type(exc).__name__}: {exc}")
                 raise
+            if stop.is_set():  # asked to stop: no retry; what was committed is exactly-once
+                log.warning("source %s: stopped: %s", spec.name, exc)
+                return CaptureResult(plan_reason="stopped", stopped=True)
+            metrics.failed(str(exc))
             now = _committed_batch(config, spec) if isinstance(exc, Retriable) else committed
             if now > committed:  # the failed run made progress: count retries afresh, as Debezium does
                 attempt, committed = 1, now
@@ -109,12 +149,13 @@ def _run_source(config: PipelineConfig, spec: SourceSpec, connector: Connector, 
             limit = "unlimited" if max_retries < 0 else str(max_retries)
             log.warning("source %s: %s; retrying in %.1fs (attempt %d of %s)", spec.name, exc, wait_s,
                         attempt, limit)
-            time.sleep(wait_s)
+            if stop.wait(wait_s):
+                return CaptureResult(plan_reason="stopped before retrying", stopped=True)
             metrics.restarting()
 
 
 def _run_once(config: PipelineConfig, spec: SourceSpec, connector: Connector, until_idle: bool,
-              progress: ProgressFn | None, metrics: SourceMetrics) -> CaptureResult:
+              progress: ProgressFn | None, stop: threading.Event, metrics: SourceMetrics) -> CaptureResult:
     writer = BronzeWriter(config.lakehouse.root, spec.name, config.lakehouse.storage_options or None)
     try:
         stored = writer.recover()
@@ -124,7 +165,7 @@ def _run_once(config: PipelineConfig, spec: SourceSpec, connector: Connector, un
                 session, writer, stored, commit_interval_ms=spec.capture.commit_interval_ms,
                 commit_max_records=spec.capture.commit_max_records,
                 commit_max_bytes=spec.capture.commit_max_bytes,
-                progress=(lambda msg: progress(f"[{spec.name}] {msg}")) if progress else None,
+                progress=(lambda msg: progress(f"[{spec.name}] {msg}")) if progress else None, stop=stop,
                 metrics=metrics,
             )
             return coordinator.run(until_idle=until_idle)
@@ -148,6 +189,8 @@ def summarize(name: str, r: CaptureResult) -> str:
     """One human-readable paragraph about a capture run."""
     lines = [f"source {name}: {r.snapshot_rows} snapshot rows, {r.streamed_records} streamed records, "
              f"{r.batches} bronze commits in {r.seconds:.1f}s ({r.plan_reason})"]
+    if r.stopped:
+        lines.append(f"  stopped on request; {r.abandoned} records read but not committed are read again next time")
     if r.skipped_replays:
         lines.append(f"  {r.skipped_replays} replayed records were already in bronze and were skipped")
     lines.extend(f"  {topic}: {n}" for topic, n in sorted(r.per_topic.items()))

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from cdc_sources.spi import CdcError, ConfigError, MissingDependencyError
+from pipelines.bundles.command import add_bundle_parser
 
 EXIT_OK, EXIT_FAILURE, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -43,7 +44,8 @@ def _parser() -> argparse.ArgumentParser:
         return cmd
 
     with_config("validate", "check a pipeline file and its connector options; connect to nothing")
-    cap = with_config("capture", "capture sources into bronze (snapshot, then stream)")
+    cap = with_config("capture", "capture sources into bronze (snapshot, then stream; SIGTERM/Ctrl-C: stop "
+                                 "cleanly, exit 0)")
     cap.add_argument("--until-idle", action="store_true", help="return once everything available is in bronze")
     cap.add_argument("--source", action="append", help="only this source (repeatable)")
     metrics_help = "serve Prometheus metrics at /metrics and a health check at /health on this port (0: off)"
@@ -60,16 +62,30 @@ def _parser() -> argparse.ArgumentParser:
     sil.add_argument("--checkpoints", default=None, metavar="DIR",
                      help="with --stream: checkpoint folder, one subfolder per table "
                           "(default: <root>/silver/_checkpoints)")
-    run = with_config("run", "capture and build silver continuously")
+    ver = with_config("verify", "prove silver tables equal their source tables, while capture and silver run "
+                                "(exit 0 equal, 1 different or not verified, 2 configuration)")
+    ver.add_argument("--table", action="append", help="only this silver table (repeatable)")
+    ver.add_argument("--json", action="store_true", help="print the result as JSON")
+    ver.add_argument("--buckets", type=int, default=64, metavar="N", help="key ranges compared per table (default 64)")
+    ver.add_argument("--timeout", type=float, default=120.0, metavar="S",
+                     help="longest wait for capture and silver to reach the read point (default 120)")
+    ver.add_argument("--reads", type=int, default=5, metavar="N",
+                     help="source reads at most per table, for keys that change during the check (default 5)")
+    run = with_config("run", "capture and build silver continuously (SIGTERM/Ctrl-C: stop cleanly, exit 0)")
     run.add_argument("--metrics-port", type=_port, default=0, metavar="PORT", help=metrics_help)
-    st = with_config("status", "show each source's state, position, bronze tables and silver lag")
-    st.add_argument("--json", action="store_true", help="print JSON instead of tables")
-    st.add_argument("--source-lag", action="store_true",
-                    help="also connect to each source (needs its password and driver) for the WAL or binlog "
-                         "bytes it keeps for the capture")
-    st.add_argument("--lag-warn-bytes", type=_size, default=None, metavar="SIZE",
-                    help="with --source-lag: call retained WAL/binlog a risk above this (e.g. 5GB; default: 80%% of "
-                         "PostgreSQL's max_slot_wal_keep_size when set, else 10GB)")
+    reset = with_config("reset", "forget a source's stored offsets, or rewind its streaming to a position")
+    reset.add_argument("--source", required=True, help="the source to reset")
+    reset.add_argument("--to", metavar="POSITION", help="rewind to this position instead: a PostgreSQL LSN "
+                       "(0/1A4AA58) or a MySQL/MariaDB binlog position (binlog.000003:4)")
+    reset.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    dec = with_config("decommission", "drop a source's replication slot (PostgreSQL) and refuse further captures "
+                      "of it until a reset; bronze data is kept")
+    dec.add_argument("--source", required=True, help="the source to decommission")
+    dec.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    reb = with_config("rebuild", "drop one silver table and its progress, then build it again from bronze")
+    reb.add_argument("--table", required=True, help="the silver table to rebuild")
+    reb.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    _add_status(with_config("status", "show each source's state, position, bronze tables and silver lag"))
     imp = sub.add_parser("import-debezium", parents=[common],
                          help="turn a Kafka Connect connector config (JSON) into a pipeline YAML file",
                          description="Turn a Debezium connector config, as posted to the Kafka Connect REST API, "
@@ -77,12 +93,23 @@ def _parser() -> argparse.ArgumentParser:
     imp.add_argument("connector", help="the connector JSON file ({\"name\": ..., \"config\": {...}} or the config)")
     imp.add_argument("-o", "--output", help="write the YAML here (default: standard output)")
     imp.add_argument("--root", default="./lakehouse", help="lakehouse root written to the file")
+    add_bundle_parser(sub, common)
     demo = sub.add_parser("demo", parents=[common], help="capture a throwaway local PostgreSQL into a local lakehouse",
                           description="Start a private PostgreSQL with sample data, capture it into bronze "
                                       "and build silver, printing what happens.")
     demo.add_argument("--dir", default="demo-lakehouse", help="where the lakehouse and database go")
     demo.add_argument("--keep", action="store_true", help="keep the database directory afterwards")
     return p
+
+
+def _add_status(st: argparse.ArgumentParser) -> None:
+    st.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    st.add_argument("--source-lag", action="store_true",
+                    help="also connect to each source (needs its password and driver) for the WAL or binlog "
+                         "bytes it keeps for the capture")
+    st.add_argument("--lag-warn-bytes", type=_size, default=None, metavar="SIZE",
+                    help="with --source-lag: call retained WAL/binlog a risk above this (e.g. 5GB; default: 80%% of "
+                         "PostgreSQL's max_slot_wal_keep_size when set, else 10GB)")
 
 
 def _port(text: str) -> int:

@@ -39,13 +39,14 @@ def _validate(args: argparse.Namespace, say: Say) -> int:
 def _capture(args: argparse.Namespace, say: Say) -> int:
     from pipelines.capture import run_capture, summarize
     from pipelines.metrics import CaptureMetrics, serving
+    from pipelines.shutdown import stop_on_signals
 
     loaded = load_validated(args.config)
     mask_secrets(loaded.config)
     metrics = CaptureMetrics()
-    with serving(metrics, args.metrics_port, say):
+    with serving(metrics, args.metrics_port, say), stop_on_signals() as stop:
         results = run_capture(loaded.config, until_idle=args.until_idle, sources=args.source, progress=say,
-                              file=str(loaded.path), metrics=metrics)
+                              file=str(loaded.path), stop=stop, metrics=metrics)
     for name, result in results.items():
         say(summarize(name, result))
     return 0
@@ -77,12 +78,9 @@ def _silver(args: argparse.Namespace, say: Say) -> int:
 
 
 def _silver_stream(args: argparse.Namespace, config: PipelineConfig, say: Say) -> int:
-    trigger = args.trigger or ("available-now" if args.once else "processing-time")
-    if args.once and trigger != "available-now":
-        raise ConfigError([ConfigProblem("silver", "--once with --stream means --trigger available-now")])
     from pipelines.silver_commands import stream_silver
 
-    result = stream_silver(config, trigger="available_now" if trigger == "available-now" else "processing_time",
+    result = stream_silver(config, trigger=args.trigger, once=args.once,
                            interval_seconds=args.interval, checkpoint_root=args.checkpoints, progress=say)
     for table, error in result.errors.items():
         print(f"silver {table} FAILED: {error}", file=sys.stderr, flush=True)  # an error: shown under -q too
@@ -94,11 +92,12 @@ def _run(args: argparse.Namespace, say: Say) -> int:
     mask_secrets(loaded.config)
     require_engine(loaded.config.engine)
     from pipelines.metrics import CaptureMetrics, serving
+    from pipelines.shutdown import stop_on_signals
     from pipelines.silver_commands import run_continuously
 
     metrics = CaptureMetrics()
-    with serving(metrics, args.metrics_port, say):
-        return run_continuously(loaded.config, progress=say, metrics=metrics)
+    with serving(metrics, args.metrics_port, say), stop_on_signals() as stop:
+        return run_continuously(loaded.config, progress=say, stop=stop, metrics=metrics)
 
 
 def _status(args: argparse.Namespace, say: Say) -> int:
@@ -130,6 +129,39 @@ def mask_secrets(config: PipelineConfig) -> None:
                 register_secret(value)
 
 
+def _verify(args: argparse.Namespace, say: Say) -> int:
+    from pipelines.verify.entry import verify_command
+
+    return verify_command(args, say)
+
+
+def _reset(args: argparse.Namespace, say: Say) -> int:
+    from pipelines.operations import reset
+
+    # without --to only bronze is touched: no connection, no secrets, no driver
+    loaded = load_validated(args.config, secrets=args.to is not None, connectors=args.to is not None)
+    reset(loaded.config, args.source, to=args.to, yes=args.yes, say=say, connectors=loaded.connectors,
+          file=str(loaded.path))
+    return 0
+
+
+def _decommission(args: argparse.Namespace, say: Say) -> int:
+    from pipelines.operations import decommission
+
+    loaded = load_validated(args.config)
+    decommission(loaded.config, args.source, yes=args.yes, say=say, connectors=loaded.connectors,
+                 file=str(loaded.path))
+    return 0
+
+
+def _rebuild(args: argparse.Namespace, say: Say) -> int:
+    loaded = load_validated(args.config, secrets=False, connectors=False)  # reads bronze only
+    require_engine(loaded.config.engine)
+    from pipelines.rebuild import rebuild
+
+    return 0 if rebuild(loaded.config, args.table, yes=args.yes, say=say, file=str(loaded.path)) else 1
+
+
 def _import_debezium(args: argparse.Namespace, say: Say) -> int:
     from pipelines.debezium_import import import_debezium
 
@@ -154,7 +186,14 @@ def _demo(args: argparse.Namespace, say: Say) -> int:
     return run_demo(args.dir, keep=args.keep, say=say)
 
 
+def _bundle(args: argparse.Namespace, say: Say) -> int:
+    from pipelines.bundles.command import run_bundle
+
+    return run_bundle(args, say)
+
+
 _COMMANDS: dict[str, Callable[[argparse.Namespace, Say], int]] = {
     "validate": _validate, "capture": _capture, "silver": _silver, "run": _run, "status": _status,
-    "demo": _demo, "import-debezium": _import_debezium,
+    "demo": _demo, "import-debezium": _import_debezium, "bundle": _bundle, "reset": _reset,
+    "decommission": _decommission, "rebuild": _rebuild, "verify": _verify,
 }

@@ -9,11 +9,9 @@ never print.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 import yaml
@@ -131,46 +129,18 @@ class PipelineConfig(_Strict):
         raise KeyError(name)
 
 
-@dataclass(frozen=True)
-class LoadedPipeline:
-    """A validated pipeline file and where it came from."""
-
-    config: PipelineConfig
-    path: Path
-
-
-def load_pipeline(path: str | Path, *, env: Mapping[str, str] | None = None) -> LoadedPipeline:
-    """Read, interpolate and validate a pipeline file.
+def parse_pipeline(text: str, *, file: str = "<string>", env: Mapping[str, str]) -> PipelineConfig:
+    """Validate pipeline YAML text (the pipeline model only; `pipelines.validation.load_validated`
+    reads a file and checks everything else).
 
     Raises:
         ConfigError: with every problem found, each naming the file, line and key.
     """
-    path = Path(path)
-    env = os.environ if env is None else env
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise ConfigError([ConfigProblem("", f"cannot read the file: {exc.strerror}")], file=str(path)) from exc
-    return LoadedPipeline(parse_pipeline(text, file=str(path), env=env), path)
-
-
-def parse_pipeline(text: str, *, file: str = "<string>", env: Mapping[str, str]) -> PipelineConfig:
-    """Validate pipeline YAML text; see `load_pipeline`."""
     doc = read_yaml(text, file=file, env=env)
     try:
         return PipelineConfig.model_validate(doc.data)
     except ValidationError as exc:
         raise ConfigError([redact(p, doc) for p in pydantic_problems(exc, doc.lines)], file=file) from None
-
-
-def read_document(text: str, *, file: str, env: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, int]]:
-    """Parse YAML and interpolate ``${ENV}``; returns the data and a key-path -> line index.
-
-    Raises:
-        ConfigError: malformed YAML, a non-mapping document, a key given twice, or unset variables.
-    """
-    doc = read_yaml(text, file=file, env=env)
-    return doc.data, doc.lines
 
 
 @dataclass(frozen=True)
@@ -266,32 +236,42 @@ def _interpolate(value: Any, path: str, ctx: _Env) -> Any:
     return result
 
 
-_OVERRIDABLE = ("password", "user", "host", "port", "database")
+_OVERRIDABLE = {"password": "database.password", "user": "database.user", "host": "database.hostname",
+                "port": "database.port", "database": "database.dbname"}
+"""The ``connection:`` keys an environment variable can override -> their Debezium option names."""
 
 
 def _apply_env_overrides(data: dict[str, Any], env: Mapping[str, str], origins: dict[str, str],
                          values: dict[str, str]) -> set[str]:
     """``CDC__SOURCES__<NAME>__PASSWORD`` (and ``__USER``, ``__HOST``, ``__PORT``, ``__DATABASE``)
-    replace the file's value, also a ``${VAR}`` reference (which is then not resolved).
-    Returns the paths overridden."""
+    replace the file's value, also a ``${VAR}`` reference (which is then not resolved), wherever
+    the file gives it: ``connection.<key>`` or its Debezium option (``options.database.password``);
+    in ``connection:`` when the file gives neither. Returns the paths overridden."""
     done: set[str] = set()
     for index, source in enumerate(data.get("sources") or []):
         if not isinstance(source, dict) or "name" not in source:
             continue
         prefix = f"CDC__SOURCES__{str(source['name']).upper().replace('-', '_').replace('.', '_')}__"
-        for field_name in _OVERRIDABLE:
+        for field_name, option in _OVERRIDABLE.items():
             variable = prefix + field_name.upper()
             value = env.get(variable)
             if value is None:
                 continue
+            options = source.get("options")
+            paths = []
+            if isinstance(options, dict) and option in options:
+                options[option] = value
+                paths.append(f"sources[{index}].options.{option}")
             connection = source.get("connection")
-            if not isinstance(connection, dict):
-                connection = source["connection"] = {}
-            connection[field_name] = value
-            path = f"sources[{index}].connection.{field_name}"
-            done.add(path)
-            origins[path] = variable
-            values[path] = value
+            if not paths or (isinstance(connection, dict) and field_name in connection):
+                if not isinstance(connection, dict):
+                    connection = source["connection"] = {}
+                connection[field_name] = value
+                paths.append(f"sources[{index}].connection.{field_name}")
+            for path in paths:
+                done.add(path)
+                origins[path] = variable
+                values[path] = value
     return done
 
 

@@ -10,6 +10,7 @@ commit whose offset came from a checkpoint (a transaction boundary), never ahead
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -40,7 +41,13 @@ ProgressFn = Callable[[str], None]
 
 @dataclass
 class CaptureResult:
-    """What a capture run did."""
+    """What a capture run did.
+
+    Attributes:
+        stopped: the run was asked to stop (``stop`` event) before its end.
+        abandoned: records read but not committed because the stop came mid-transaction or
+            mid-snapshot (the source sends them again on the next run).
+    """
 
     plan_reason: str = ""
     snapshot_rows: int = 0
@@ -49,6 +56,8 @@ class CaptureResult:
     skipped_replays: int = 0
     per_topic: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    stopped: bool = False
+    abandoned: int = 0
 
 
 @dataclass
@@ -73,6 +82,7 @@ class _Buffer:
     transactions: int = 0
     """Source transactions ended in the batch (checkpoints after change events)."""
     events_since_checkpoint: int = 0
+    at_checkpoint: bool = True
 
     @property
     def empty(self) -> bool:
@@ -81,6 +91,7 @@ class _Buffer:
     def add_run(self, run: list[ChangeRecord]) -> None:
         if self.empty:
             self.since = time.monotonic()
+        self.at_checkpoint = False
         self.records.extend(run)
         self.count += len(run)
         self.size += sum(len(r.value or "") + len(r.position) for r in run)
@@ -88,6 +99,7 @@ class _Buffer:
     def add(self, item: ChangeRecord | ChangeBlock) -> None:
         if self.empty:
             self.since = time.monotonic()
+        self.at_checkpoint = False
         self.records.append(item)
         if isinstance(item, ChangeBlock):
             self.count += len(item)
@@ -115,8 +127,10 @@ class Coordinator:
 
     def __init__(self, session: CaptureSession, writer: BronzeWriter, stored: StoredOffset | None, *,
                  commit_interval_ms: int, commit_max_records: int, commit_max_bytes: int = 8 << 20,
-                 progress: ProgressFn | None = None, metrics: SourceMetrics | None = None) -> None:
+                 progress: ProgressFn | None = None, stop: threading.Event | None = None,
+                 metrics: SourceMetrics | None = None) -> None:
         self.session = session
+        self.stop = stop or threading.Event()
         self.writer = writer
         self.stored = stored
         self.interval = commit_interval_ms / 1000
@@ -152,39 +166,37 @@ class Coordinator:
                 self.progress(f"removed {removed} rows of an interrupted snapshot from bronze")
             self._snapshot_completed = False
             self.metrics.snapshot_began()
-            self._drain(self.session.snapshot(), snapshot=True)
+            if not self._drain(self.session.snapshot(), snapshot=True):
+                return
             self._snapshot_completed = True
             self.metrics.snapshot_ended()
-        if plan.stream:
+        if plan.stream and self.stop.is_set():
+            self.result.stopped = True  # asked to stop as the snapshot ended
+        elif plan.stream:
             self.metrics.streaming_began()
             self._drain(self.session.stream(until_idle=until_idle), snapshot=False)
         self._wait()
 
-    def _drain(self, items: Iterator[StreamItem], *, snapshot: bool) -> None:
+    def _drain(self, items: Iterator[StreamItem], *, snapshot: bool) -> bool:
+        """Read ``items`` to their end (True) or until the stop event is set (False)."""
         buf = _Buffer(since=time.monotonic())
         rate_start = time.monotonic()
         for item in items:
+            if self.stop.is_set():
+                self._stop_reading(items, buf, snapshot)
+                return False
             if self._inflight is not None and self._inflight.future.done():
                 self._wait()  # acknowledge as soon as the commit is durable
             if type(item) is list:
                 buf.add_run(item)
                 self._seen(buf, item)
-            elif isinstance(item, ChangeRecord):
-                buf.add(item)
-                if item.op is not None:  # a change event (not transaction, heartbeat or history)
-                    self._ops[item.op] = self._ops.get(item.op, 0) + 1
-                    buf.events_since_checkpoint += 1
-                    self._last_event = item
-            elif isinstance(item, ChangeBlock):
+            elif isinstance(item, ChangeRecord | ChangeBlock):
                 buf.add(item)
                 self._seen(buf, (item,))
             elif isinstance(item, Checkpoint):
                 buf.checkpoint = item.offset
-                self._report_events(snapshot)
-                if buf.events_since_checkpoint and not snapshot:
-                    buf.transactions += 1
-                    self.metrics.source_time(offset_time_ms(item.offset))
-                buf.events_since_checkpoint = 0
+                buf.at_checkpoint = True
+                self._transaction_end(buf, item, snapshot)
                 due = time.monotonic() - buf.since >= self.interval
                 if item.idle or snapshot or (due and (not buf.empty or item.offset != self._offset)):
                     self._commit(buf, snapshot)
@@ -214,6 +226,25 @@ class Coordinator:
         if not buf.empty or buf.schemas or buf.checkpoint is not None:
             self._commit(buf, snapshot)
         self._wait()
+        return True
+
+    def _stop_reading(self, items: Iterator[StreamItem], buf: _Buffer, snapshot: bool) -> None:
+        """Stop: commit the buffer only if it ends at a transaction boundary, else abandon it.
+
+        A snapshot is never committed part-way here (the next run discards and redoes an
+        interrupted one anyway). The commit in flight finishes and is acknowledged.
+        """
+        self.result.stopped = True
+        self._report_events(snapshot)
+        close = getattr(items, "close", None)
+        if close is not None:
+            close()  # the reader stops (a generator runs its cleanup)
+        if not snapshot and buf.at_checkpoint and buf.checkpoint is not None:
+            self._commit(buf, snapshot)
+        else:
+            self.result.abandoned += buf.count + buf.staged
+        self._wait()
+        self.progress(f"stopped: {self.result.abandoned} records read but not committed are left to the next run")
 
     def _seen(self, buf: _Buffer, items: Sequence[ChangeRecord | ChangeBlock]) -> None:
         """Count the change events among ``items`` (not transaction, heartbeat or history records)."""
@@ -227,6 +258,14 @@ class Coordinator:
                 ops[i.op] = ops.get(i.op, 0) + 1
                 buf.events_since_checkpoint += 1
                 self._last_event = i
+
+    def _transaction_end(self, buf: _Buffer, checkpoint: Checkpoint, snapshot: bool) -> None:
+        """A checkpoint after change events ends a source transaction (streaming only)."""
+        self._report_events(snapshot)
+        if buf.events_since_checkpoint and not snapshot:
+            buf.transactions += 1
+            self.metrics.source_time(offset_time_ms(checkpoint.offset))
+        buf.events_since_checkpoint = 0
 
     def _report_events(self, snapshot: bool) -> None:
         """Hand the events counted since the last report to the metrics (once per checkpoint or

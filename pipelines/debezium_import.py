@@ -9,9 +9,11 @@ output is one pipeline file with one source:
 * ``database.hostname``/``port``/``dbname``/``user`` go to ``connection:``; a password is never
   copied: the file refers to ``${<SOURCE>_PASSWORD}`` instead.
 * Every other key the connector knows is copied to ``options:`` unchanged.
-* Kafka and Kafka Connect settings (converters, ``transforms``, ``predicates``, ``errors.*``,
-  ``topic.creation.*``...) and keys the connector does not know are dropped, and every dropped
-  key is listed, with the reason, in comments at the top of the file.
+* Kafka and Kafka Connect settings (converters, ``transforms``, ``predicates``, Connect's
+  ``errors.*``, ``topic.creation.*``, ``tasks.max``, the Kafka schema history topic and its
+  clients ``schema.history.internal.kafka.*``/``producer.*``/``consumer.*``...) and keys the
+  connector does not know are dropped, and every dropped key is listed, with the reason, in
+  comments at the top of the file.
 """
 
 from __future__ import annotations
@@ -106,7 +108,7 @@ def _split(config: dict[str, str], connector: str, name: str,
             result.dropped.append((key, f"not copied: the file reads it from ${{{variable}}} (set it in the "
                                         "environment)"))
         elif is_kafka_connect_option(key):
-            result.dropped.append((key, "a Kafka Connect setting: no effect here"))
+            result.dropped.append((key, "a Kafka or Kafka Connect setting: no effect here"))
         else:
             options[key] = value
     unwrap = [k for k, v in config.items() if re.fullmatch(r"transforms\.[^.]+\.type", k) and v.strip() == _UNWRAP]

@@ -28,16 +28,13 @@ from pyspark.sql import SparkSession
 
 from cdc_sources.spi import ConfigError, ConfigProblem, MissingDependencyError
 from pipelines.engine_spec import EngineSpec
-from pipelines.spark_jars import DELTA_SPARK_PACKAGE, local_jars
+from pipelines.spark_jars import DELTA_SPARK_PACKAGE, DELTA_SQL_CONF, local_jars
 
 __all__ = ["DELTA_SPARK_PACKAGE", "EngineSpec", "classic_conf", "create_session", "engine_session", "stop_session"]
 
 log = logging.getLogger(__name__)
 
-_DELTA_CONF = {
-    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
-    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
-}
+_DELTA_CONF = DELTA_SQL_CONF
 
 
 @dataclass(frozen=True)

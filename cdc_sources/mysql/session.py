@@ -35,6 +35,7 @@ from cdc_sources.mysql.snapshot_columnar import MySqlColumnarSnapshotReader
 from cdc_sources.mysql.snapshot_prepare import prepare_snapshot
 from cdc_sources.mysql.snapshot_process import SnapshotWorker
 from cdc_sources.mysql.stream import BinlogResume, EventContext, MySqlStreamReader, StreamSettings
+from cdc_sources.mysql.table_filters import check_tables_match
 from cdc_sources.spi import HISTORY_TOPIC, ChangeRecord, HistoryEntry, SnapshotPlan, SourceError, StreamItem
 
 log = logging.getLogger(__name__)
@@ -154,6 +155,8 @@ class MySqlCaptureSession:
         `snapshot`, step 3b).
         """
         o = self.config.opt
+        check_tables_match(self.conn, self.config.options.raw, self.policy.captures_database,
+                           lambda t: self.policy.captures(t.database, t.table))
         snap = connection.connect(self.config.connection, autocommit=False, conversions=SNAPSHOT_CONVERSIONS)
         worker = None
         try:

@@ -192,6 +192,7 @@ class MySqlStreamReader:
     _skip_events: int = field(default=0, init=False)
     _skip_rows: int = field(default=0, init=False)
     _announced: set[str] = field(default_factory=set, init=False)
+    _idle_at: dict[str, Any] | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self._file = self.resume.file
@@ -229,7 +230,12 @@ class MySqlStreamReader:
                             self._heartbeat(pos)
                         if self._tx is None:
                             yield from self._drain()
-                            yield Checkpoint(self._idle_offset(pos), idle=True)
+                            # the server heartbeats every poll.interval.ms while there is nothing to send:
+                            # an idle checkpoint is only news when the position moved (each one is a commit)
+                            idle_at = self._idle_offset(pos)
+                            if until_idle or idle_at != self._idle_at:
+                                self._idle_at = idle_at
+                                yield Checkpoint(idle_at, idle=True)
                             if until_idle:
                                 return
                         continue

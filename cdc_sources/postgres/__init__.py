@@ -9,10 +9,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from cdc_sources.postgres import operations
 from cdc_sources.postgres.config import PostgresSourceConfig, build_postgres_config
 from cdc_sources.postgres.offset import PostgresOffset
 from cdc_sources.postgres.session import PostgresCaptureSession
 from cdc_sources.spi import HistoryEntry
+from cdc_sources.spi.operations import Rewind
 
 __all__ = ["PostgresConnector", "PostgresOffset", "PostgresSourceConfig", "build_postgres_config"]
 
@@ -31,3 +33,11 @@ class PostgresConnector:
              history: Sequence[HistoryEntry] = ()) -> PostgresCaptureSession:
         """Open a session; PostgreSQL keeps no private history (Relation messages carry schemas)."""
         return PostgresCaptureSession(self.config, stored_offset)
+
+    def rewind(self, position: str, stored: Mapping[str, Any] | None) -> Rewind:
+        """See `cdc_sources.spi.operations.SourceOperations` and `cdc_sources.postgres.operations`."""
+        return operations.rewind(self.config, position, stored)
+
+    def decommission(self) -> list[str]:
+        """Drop the slot (and the publication capture created)."""
+        return operations.decommission(self.config)

@@ -137,5 +137,10 @@ def _lsn(text: str | None) -> int | None:
     return (int(hi, 16) << 32) | int(lo, 16)
 
 
+def quote(ident: str) -> str:
+    """An SQL identifier, quoted."""
+    return _quote(ident)
+
+
 def _quote(ident: str) -> str:
     return '"' + ident.replace('"', '""') + '"'

@@ -151,3 +151,29 @@ def test_capture_postgres_with_spark_and_mysql_drivers_unimportable(pg_db, tmp_p
     assert "50 snapshot rows" in out
     assert loaded <= set(PG_DRIVERS), loaded
     assert DeltaTable(str(tmp_path / "lake" / "bronze" / "pg.public.customers")).to_pyarrow_table().num_rows == 50
+
+
+def test_bundle_imports_no_spark_and_no_driver(tmp_path):
+    wheel = tmp_path / "cdc_lakehouse-0.1.0-py3-none-any.whl"
+    wheel.write_bytes(b"the wheel is only copied")
+    out = tmp_path / "bundle"
+    code, out_text, err, loaded = run_blocked((*SPARK, *MYSQL_DRIVERS, *PG_DRIVERS), "bundle", "spark-submit", "-c",
+                                              pg_file(tmp_path), "-o", str(out), "--wheel", str(wheel))
+    assert code == 0, err  # as with `pip install cdc-lakehouse`, no extra
+    assert "spark-submit bundle of" in out_text and (out / "bin" / "silver-batch.sh").exists()
+    assert not loaded, loaded
+
+
+def test_reset_without_a_position_needs_no_extra(tmp_path):
+    """Offsets live in bronze: forgetting them imports no driver and no Spark."""
+    code, out, err, loaded = run_blocked((*SPARK, *PG_DRIVERS, *MYSQL_DRIVERS), "reset", "-c", pg_file(tmp_path),
+                                         "--source", "pg", "--yes")
+    assert code == 0, err
+    assert "source pg: offsets reset" in out
+    assert not loaded
+
+
+def test_rebuild_needs_no_connector_driver(tmp_path):
+    code, _, err, _ = run_blocked((*PG_DRIVERS, *MYSQL_DRIVERS, "pysail"), "rebuild", "-c", pg_file(tmp_path),
+                                  "--table", "customers", "--yes")
+    assert code == 2 and "cdc-lakehouse[sail]" in err  # it got as far as the engine check

@@ -19,7 +19,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -34,12 +33,12 @@ from deltalake import DeltaTable
 
 from tests.support.mariadb_pipeline import mariadb_pipeline_text
 from tests.support.pipeline_yaml import pipeline_text
+from tests.support.spark_submit import new_venv, project_wheel
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 REPO = Path(__file__).resolve().parents[2]
 CONSTRAINTS = REPO / "constraints.txt"
-SOURCES = ("pyproject.toml", "README.md", "cdc_sources", "bronze", "silver", "pipelines", "jobs")
 OPTIONAL = ("pyspark", "pysail", "delta", "psycopg", "psycopg2", "pymysql", "pymysqlreplication", "sqlglot")
 SILVER = "silver:\n  - {table: customers, source: pg.public.customers, casts: {id: bigint}}\n"
 DURATIONS: dict[str, float] = {}
@@ -58,16 +57,9 @@ def ok(proc: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[st
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The project's wheel, built with plain pip from a copy of the sources (no build/ in the tree)."""
-    src, out = tmp_path_factory.mktemp("src"), tmp_path_factory.mktemp("wheel")
-    for name in SOURCES:
-        if (REPO / name).is_dir():
-            shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        else:
-            shutil.copy2(REPO / name, src / name)
     started = time.monotonic()
-    ok(run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "--disable-pip-version-check", "-w", out, src))
+    built = project_wheel(tmp_path_factory.mktemp("wheel"))
     DURATIONS["wheel"] = time.monotonic() - started
-    (built,) = out.glob("cdc_lakehouse-*.whl")
     return built
 
 
@@ -75,11 +67,6 @@ def pip(venv: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
     """This pip, installing into ``venv`` (a fresh venv needs no pip of its own)."""
     return ok(run(sys.executable, "-m", "pip", "--python", venv / "bin" / "python", *args,
                   "--disable-pip-version-check"))
-
-
-def new_venv(path: Path) -> Path:
-    ok(run(sys.executable, "-m", "venv", "--without-pip", path))
-    return path
 
 
 def install(venv: Path, wheel: Path, extras: str, *, constraints: Path = CONSTRAINTS) -> None:

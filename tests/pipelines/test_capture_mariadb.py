@@ -236,3 +236,63 @@ def test_no_data_records_the_structure_then_streams_from_now(mariadb_db, tmp_pat
     assert [(v["op"], v["after"]) for v in data] == [("c", {"id": 2, "v": "new"})]
     history = DeltaTable(history_path(root, "my")).to_pyarrow_table().to_pylist()
     assert any("CREATE TABLE `t`" in orjson.loads(h["value"])["ddl"] for h in history)
+
+
+@pytest.mark.parametrize("option, value, listed", [
+    ("table.include.list", "{db}.nope", "tables in database {db}: {db}.customers, {db}.orders"),
+    ("database.include.list", "nope_{db}", "tables in database nope_{db}: none (there is no database nope_{db})"),
+])
+def test_a_filter_that_matches_no_table_names_the_filter_and_the_tables(mariadb_db, tmp_path, option, value, listed):
+    from cdc_sources.spi import CdcError
+
+    name = mariadb_db["database"]
+    execute(mariadb_db, "CREATE TABLE customers (id INT PRIMARY KEY)", "CREATE TABLE orders (id INT PRIMARY KEY)")
+    value, listed = value.format(db=name), listed.format(db=name)
+    text = (f'pipeline: t\nlakehouse: {{root: "{tmp_path}/lake"}}\nsources:\n  - name: my\n'
+            f"    connector: mariadb\n    connection: {{host: 127.0.0.1, port: {mariadb_db['port']}, user: root}}\n"
+            f'    options: {{{option}: "{value}", database.server.id: "5409", errors.max.retries: "0"}}\n')
+    with pytest.raises(CdcError) as info:
+        run_capture(parse_pipeline(text, env={}), until_idle=True)
+    message = str(info.value)
+    assert f"no table matches the filters ({option}: {value})" in message
+    assert listed in message
+
+
+def test_an_idle_source_does_not_commit_its_unchanged_offset_at_every_heartbeat(mariadb_db, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    name = mariadb_db["database"]
+    execute(mariadb_db, "CREATE TABLE t (id INT PRIMARY KEY)", "INSERT INTO t VALUES (1)")
+    root = tmp_path / "lake"
+    path = tmp_path / "pipeline.yaml"
+    path.write_text(f'pipeline: t\nlakehouse: {{root: "{root}"}}\nsources:\n  - name: my\n    connector: mariadb\n'
+                    f"    connection: {{host: 127.0.0.1, port: {mariadb_db['port']}, user: root}}\n"
+                    f'    options: {{database.include.list: {name}, database.server.id: "5410", '
+                    f'poll.interval.ms: "200"}}\n')
+    offsets_log = root / "bronze" / "_cdc" / "my" / "offsets" / "_delta_log"
+
+    def offsets_commits() -> int:
+        return len(list(offsets_log.glob("*.json"))) if offsets_log.is_dir() else 0
+
+    proc = subprocess.Popen([sys.executable, "-m", "pipelines.cli", "-q", "capture", "-c", str(path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+    try:
+        deadline = time.monotonic() + 60
+        while offsets_commits() == 0 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        assert offsets_commits() > 0, proc.stderr.read() if proc.poll() is not None else "no commit"
+        time.sleep(1.5)
+        before = offsets_commits()
+        time.sleep(3)  # 15 heartbeats at poll.interval.ms 200
+        assert offsets_commits() - before <= 1
+        execute(mariadb_db, "INSERT INTO t VALUES (2)")  # a change after the quiet time still reaches bronze
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(rows(str(root), f"my.{name}.t")) < 2:
+            time.sleep(0.2)
+        assert [orjson.loads(r["key"])["id"] for r in rows(str(root), f"my.{name}.t")] == [1, 2]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)

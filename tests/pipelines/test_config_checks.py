@@ -164,6 +164,33 @@ def test_override_variable_replaces_a_file_reference(tmp_path):
     assert password is not None and password.get_secret_value() == "s3cret"
 
 
+def option_secret(connector: str, options: str = "") -> str:
+    """A source whose password is given as its Debezium option, ``options.database.password``."""
+    server_id = ', database.server.id: "5"' if connector == "mysql" else ""
+    return ("pipeline: x\nlakehouse: {root: LAKE}\nsources:\n  - name: shop-pg\n"
+            f"    connector: {connector}\n    connection: {{host: h, database: d, user: u}}\n"
+            f'    options: {{database.password: "${{PG_PASSWORD_ISSUE14}}"{server_id}{options}}}\n')
+
+
+@pytest.mark.parametrize("connector", ["postgres", "mysql"])
+def test_override_variable_replaces_the_debezium_spelling_of_the_password(tmp_path, connector):
+    loaded = load_validated(write(tmp_path, option_secret(connector)),
+                            env={"CDC__SOURCES__SHOP_PG__PASSWORD": "s3cret"})
+    config = loaded.connectors["shop-pg"].config  # type: ignore[attr-defined]
+    secret = config.connection.password
+    assert (secret.get_secret_value() if hasattr(secret, "get_secret_value") else secret) == "s3cret"
+    assert loaded.config.sources[0].options["database.password"] == "s3cret"
+    assert loaded.config.sources[0].connection.password is None  # replaced where the file gives it
+
+
+def test_override_variable_replaces_the_debezium_spelling_of_the_port_and_names_the_variable(tmp_path):
+    text = option_secret("postgres", ', database.port: "5432"')
+    err = problems_of(tmp_path, text, env={"PG_PASSWORD_ISSUE14": "x", "CDC__SOURCES__SHOP_PG__PORT": "abc"})
+    assert "given twice" not in err
+    assert "sources[0].options.database.port" in err and "CDC__SOURCES__SHOP_PG__PORT" in err
+    assert "abc" not in err.replace("CDC__SOURCES", "")
+
+
 def test_override_with_a_bad_value_names_the_variable(tmp_path):
     err = problems_of(tmp_path, SECRET, env={"PG_PASSWORD_ISSUE14": "x", "CDC__SOURCES__SHOP_PG__PORT": "abc"})
     assert "sources[0].connection.port" in err and "CDC__SOURCES__SHOP_PG__PORT" in err

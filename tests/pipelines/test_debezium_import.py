@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
+import pytest
 import yaml
 
 from pipelines.cli import main
@@ -89,3 +91,43 @@ def test_unsupported_connector_class(tmp_path, capsys):
                                                  "topic.prefix": "m"}}, capsys)
     assert code == 2
     assert "config.connector.class" in err and "MongoDbConnector" in err and "postgres" in err
+
+
+KAFKA_ONLY = {
+    "schema.history.internal.kafka.topic": "schema-changes.shop",
+    "schema.history.internal.kafka.bootstrap.servers": "kafka:9092",
+    "schema.history.internal.producer.security.protocol": "SSL",
+    "schema.history.internal.consumer.security.protocol": "SSL",
+    "topic.creation.default.partitions": "1",
+    "errors.log.enable": "true",
+    "errors.deadletterqueue.topic.name": "dlq",
+    "tasks.max": "1",
+}
+
+
+@pytest.mark.parametrize("connector_class", ["io.debezium.connector.mysql.MySqlConnector",
+                                             "io.debezium.connector.postgresql.PostgresConnector"])
+def test_kafka_only_options_are_dropped_and_listed(tmp_path, capsys, connector_class):
+    config = {"connector.class": connector_class, "database.hostname": "m", "database.user": "u",
+              "database.server.id": "5501", "database.dbname": "shop", "topic.prefix": "shop", **KAFKA_ONLY}
+    code, out, err = convert(tmp_path, config, capsys)
+    assert code == 0, err
+    options = yaml.safe_load(out)["sources"][0]["options"]
+    for key in KAFKA_ONLY:
+        assert key not in options, key
+        assert f"#   {key}: a Kafka or Kafka Connect setting: no effect here" in out, key
+
+
+@pytest.mark.parametrize("connector, extra", [("mysql", {"database.server.id": "5"}), ("postgres", {})])
+def test_validation_warns_that_kafka_only_options_have_no_effect(tmp_path, caplog, connector, extra):
+    options = "".join(f'      {k}: "{v}"\n' for k, v in {**extra, **KAFKA_ONLY}.items())
+    path = tmp_path / "pipeline.yaml"
+    path.write_text(f"pipeline: x\nlakehouse: {{root: {tmp_path / 'lake'}}}\nsources:\n  - name: shop\n"
+                    f"    connector: {connector}\n    connection: {{host: h, database: d, user: u}}\n"
+                    f"    options:\n{options}")
+    with caplog.at_level(logging.WARNING):
+        load_validated(path, env={})
+    warned = " ".join(r.getMessage() for r in caplog.records)
+    assert "have no effect here" in warned
+    for key in KAFKA_ONLY:
+        assert key in warned, key

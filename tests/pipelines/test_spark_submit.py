@@ -8,43 +8,31 @@ over from the runner's progress. Each time silver equals the source table (psyco
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-import pyspark
 import pytest
 
 from pipelines.spark_jars import local_jars
 from tests.pipelines.exactly_once_support import Workload, create_schema
 from tests.support.capture_process import CaptureProcess
 from tests.support.silver_processes import ROOT, SPARK_CONF, SilverProcess, pipeline_with_silver, silver_problems
+from tests.support.spark_submit import SPARK_SUBMIT, project_wheel, submit_env
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.classic_spark]
 
 SIZES = {"accounts": 150, "big": 50, "orders": 150}
-SPARK_HOME = Path(pyspark.__file__).parent
-SPARK_SUBMIT = SPARK_HOME / "bin" / "spark-submit"
-
-
-def _wheel(out: Path) -> Path:
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out),
-                    str(ROOT)], check=True, capture_output=True, timeout=300)
-    (wheel,) = out.glob("cdc_lakehouse-*.whl")
-    return wheel
 
 
 def _submit(silver: SilverProcess, wheel: Path, config: Path, *args: str) -> str:
     jars = local_jars()
     assert jars, "no Delta jars: run scripts/setup.sh"
-    assert SPARK_SUBMIT.exists(), SPARK_SUBMIT
     conf = [a for k, v in SPARK_CONF.items() if k != "spark.master" for a in ("--conf", f"{k}={v}")]
     silver.start([str(SPARK_SUBMIT), "--master", "local[2]", "--jars", ",".join(jars), "--py-files", str(wheel),
                   "--conf", f"spark.pyspark.python={sys.executable}", *conf,
                   str(ROOT / "jobs" / "silver_job.py"), "-c", str(config), "--engine", "spark", *args],
-                 env={"SPARK_HOME": str(SPARK_HOME), "PYSPARK_PYTHON": sys.executable,
-                      "PYSPARK_DRIVER_PYTHON": sys.executable})
+                 env=submit_env())
     status = silver.wait(400)
     assert status == 0, silver.tail()
     return silver.output()
@@ -57,7 +45,7 @@ def test_spark_submit_batch_and_streaming_jobs_build_silver_equal_to_the_source(
     config.write_text(pipeline_with_silver(root, pg_db, slot="submit"))
     capture = CaptureProcess(config, tmp_path)
     capture.run_until_idle()
-    wheel = _wheel(tmp_path / "dist")
+    wheel = project_wheel(tmp_path / "dist")
     silver = SilverProcess(tmp_path, name="spark-submit")
 
     out = _submit(silver, wheel, config, "--once")

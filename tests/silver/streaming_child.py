@@ -26,9 +26,9 @@ import pyarrow as pa
 from deltalake import DeltaTable, write_deltalake
 
 from bronze.schema import OFFSETS_SCHEMA, offsets_path, topic_path
-from pipelines.config import load_pipeline
 from pipelines.engine import create_session, stop_session
 from pipelines.silver_stream import run_streams
+from pipelines.validation import load_validated
 
 
 def _delta_tables(folder: Path) -> list[Path]:
@@ -36,7 +36,7 @@ def _delta_tables(folder: Path) -> list[Path]:
 
 
 def main(config_file: str, report: str) -> None:
-    cfg = load_pipeline(config_file).config
+    cfg = load_validated(config_file, secrets=False, connectors=False).config
     root = cfg.lakehouse.root
     spark = create_session(cfg.engine)
     out: dict[str, object] = {}

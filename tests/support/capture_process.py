@@ -37,12 +37,16 @@ class CaptureProcess:
     logs: Path
     runs: int = 0
     proc: subprocess.Popen[bytes] | None = None
+    own_group: bool = False
+    """Start it in a process group of its own (`terminate` may then signal the whole group, as a
+    terminal's Ctrl-C does)."""
 
     def start(self, *, until_idle: bool = False) -> CaptureProcess:
         self.runs += 1
         args = [sys.executable, "-m", "pipelines.cli", "-v", "capture", "-c", str(self.config)]
         with self.stdout.open("wb") as out, self.stderr.open("wb") as err:
-            self.proc = subprocess.Popen([*args, "--until-idle"] if until_idle else args, stdout=out, stderr=err)
+            self.proc = subprocess.Popen([*args, "--until-idle"] if until_idle else args, stdout=out, stderr=err,
+                                         process_group=0 if self.own_group else None)
         return self
 
     @property
@@ -80,6 +84,17 @@ class CaptureProcess:
         if self.proc.poll() is None:
             os.kill(self.proc.pid, signal.SIGKILL)
         return self.proc.wait(30)
+
+    def terminate(self, sig: int = signal.SIGTERM, timeout: float = 60, *, group: bool = False) -> int:
+        """Send ``sig`` (SIGTERM) to the running process (``group``: to its process group, children
+        included; needs ``own_group``) and wait for it to end; returns its exit status."""
+        assert self.proc is not None and self.proc.poll() is None, f"capture is not running:\n{self.tail()}"
+        if group:
+            assert self.own_group, "the capture shares the test's process group"
+            os.killpg(self.proc.pid, sig)
+        else:
+            os.kill(self.proc.pid, sig)
+        return self.proc.wait(timeout)
 
     def kill_running(self, during: str = "") -> None:
         """SIGKILL the process, which must still be running (``during``: where, for the message)."""
