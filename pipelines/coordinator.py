@@ -197,8 +197,12 @@ class Coordinator:
                 buf.checkpoint = item.offset
                 buf.at_checkpoint = True
                 self._transaction_end(buf, item, snapshot)
-                due = time.monotonic() - buf.since >= self.interval
-                if item.idle or snapshot or (due and (not buf.empty or item.offset != self._offset)):
+                news = not buf.empty or bool(buf.schemas) or item.offset != self._offset
+                if item.idle and not news and not snapshot:
+                    # a source heartbeat at the committed position: nothing to commit or acknowledge
+                    buf.checkpoint = None
+                    buf.since = time.monotonic()
+                elif item.idle or snapshot or (news and time.monotonic() - buf.since >= self.interval):
                     self._commit(buf, snapshot)
                 if item.idle:
                     self._wait()

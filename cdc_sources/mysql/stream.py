@@ -192,7 +192,6 @@ class MySqlStreamReader:
     _skip_events: int = field(default=0, init=False)
     _skip_rows: int = field(default=0, init=False)
     _announced: set[str] = field(default_factory=set, init=False)
-    _idle_at: dict[str, Any] | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self._file = self.resume.file
@@ -231,11 +230,9 @@ class MySqlStreamReader:
                         if self._tx is None:
                             yield from self._drain()
                             # the server heartbeats every poll.interval.ms while there is nothing to send:
-                            # an idle checkpoint is only news when the position moved (each one is a commit)
-                            idle_at = self._idle_offset(pos)
-                            if until_idle or idle_at != self._idle_at:
-                                self._idle_at = idle_at
-                                yield Checkpoint(idle_at, idle=True)
+                            # the coordinator commits an idle checkpoint only when its position moved, but
+                            # sees each one (a stop request is noticed between items)
+                            yield Checkpoint(self._idle_offset(pos), idle=True)
                             if until_idle:
                                 return
                         continue

@@ -293,6 +293,10 @@ def test_an_idle_source_does_not_commit_its_unchanged_offset_at_every_heartbeat(
         while time.monotonic() < deadline and len(rows(str(root), f"my.{name}.t")) < 2:
             time.sleep(0.2)
         assert [orjson.loads(r["key"])["id"] for r in rows(str(root), f"my.{name}.t")] == [1, 2]
+        time.sleep(1)  # idle again: a stop request is still noticed between heartbeats
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=15) == 0, proc.stderr.read()
     finally:
-        proc.send_signal(signal.SIGINT)
+        if proc.poll() is None:
+            proc.kill()
         proc.communicate(timeout=60)
