@@ -36,6 +36,7 @@ META_LAST_SEQ = "cdc.last_seq"
 META_ORDER_KEY = "cdc.order_key"
 META_OFFSET = "cdc.offset"
 META_WRITER = "cdc.writer"
+META_SNAPSHOT_COMPLETED = "cdc.snapshot_completed"  # on offsets commits: "true" / "false"
 
 # Data table columns.
 COL_KEY = "key"
