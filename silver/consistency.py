@@ -88,8 +88,7 @@ def _cut_from_log(path: str, storage_options: Mapping[str, str] | None) -> Sourc
     from deltalake.exceptions import TableNotFoundError
 
     try:
-        table = DeltaTable(path, storage_options=dict(storage_options) if storage_options else None,
-                           without_files=True)
+        table = DeltaTable(path, storage_options=dict(storage_options) if storage_options else None)
     except TableNotFoundError:
         return None
     for commit in table.history(_RECENT_COMMITS):
