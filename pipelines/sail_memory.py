@@ -1,11 +1,11 @@
 """Allocator settings for the embedded Sail server, applied before pysail is loaded.
 
-Sail allocates through a mimalloc built into pysail. Under a steady `run` (a silver pass every
-few seconds, each reading and rewriting small files) its live memory stays small (about 50 MB
-after 60 passes, from mimalloc's own statistics), but mimalloc kept the freed pages committed:
-the process grew by about 250 MB over those 60 passes, and on. Returning freed pages at once
-(``purge_delay`` 0) and not asking for transparent huge pages (a partly used 2 MB page cannot be
-given back) held the growth to about 100 MB over the same passes, at the same pass time.
+Sail allocates through a mimalloc built into pysail. Over 60 silver passes on a growing bronze
+table (one process, `run`'s loop without the waits) Sail's live data peaked at about 100 MB
+(mimalloc's own statistics: 34 GB allocated and freed in all), but mimalloc kept the freed pages
+committed and the process grew by about 270 MB. Returning freed pages at once (``purge_delay``
+0) and not asking for transparent huge pages (a partly used 2 MB page cannot be given back)
+held the growth to about 100 MB over the same passes, at the same pass time.
 
 mimalloc reads these settings from the environment when pysail's library is loaded, so they
 must be set before the first ``import pysail``; a value the user set is kept.
