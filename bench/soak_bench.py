@@ -450,6 +450,10 @@ def main(argv: list[str] | None = None) -> int:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     try:
         result = run_soak(a, workdir, say)
+    except BenchRunError as exc:
+        print(f"soak_bench: {exc} (logs: {workdir / 'logs'})", file=sys.stderr)
+        a.keep = True  # the logs say why
+        return 1
     finally:
         if not a.keep:
             shutil.rmtree(workdir, ignore_errors=True)
