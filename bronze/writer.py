@@ -55,6 +55,7 @@ from bronze.schema import (
     META_LAST_SEQ,
     META_OFFSET,
     META_ORDER_KEY,
+    META_SNAPSHOT_COMPLETED,
     META_SOURCE,
     META_WRITER,
     OFFSETS_SCHEMA,
@@ -148,7 +149,6 @@ class BronzeWriter:
     _batch: int = field(default=0, init=False)
     _pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(4), init=False)
     _open: dict[str, DeltaTable] = field(default_factory=dict, init=False)
-    _offsets_table: DeltaTable | None = field(default=None, init=False)
     _pending: dict[str, _StagedTable] = field(default_factory=dict, init=False)
     _batch_time: dt.datetime | None = field(default=None, init=False)
 
@@ -417,15 +417,14 @@ class BronzeWriter:
         )
         props = CommitProperties(
             custom_metadata={META_SOURCE: self.source, META_BATCH: str(batch), META_OFFSET: text,
-                             "cdc.snapshot_completed": str(snapshot_completed).lower()},
+                             META_SNAPSHOT_COMPLETED: str(snapshot_completed).lower()},
             app_transactions=[Transaction(app_id=self.source, version=batch)],
         )
-        target = self._offsets_table
-        write_deltalake(target if target is not None else offsets_path(self.root, self.source), table,
-                        mode="append", commit_properties=props, storage_options=self.storage_options)
-        if target is None:  # keep it open: loading the log again for every commit costs a lot
-            self._offsets_table = DeltaTable(offsets_path(self.root, self.source),
-                                             storage_options=self.storage_options)
+        # By path, not through a DeltaTable kept open: delta-rs's write_deltalake on a kept table
+        # grows the process by ~50 KB per commit (measured from commit 200 to 1,000: +39 MB kept
+        # open, +7 MB by path, 34 ms against 36 ms a commit), and capture commits an offset per batch.
+        write_deltalake(offsets_path(self.root, self.source), table, mode="append", commit_properties=props,
+                        storage_options=self.storage_options)
 
     def _read_last_offset(self) -> tuple[StoredOffset | None, int]:
         """The offset to resume from (None after a reset, or if none) and the last batch number.
@@ -447,7 +446,7 @@ class BronzeWriter:
                 stored = StoredOffset(
                     int(commit[META_BATCH]),
                     orjson.loads(commit[META_OFFSET]),
-                    commit.get("cdc.snapshot_completed") == "true",
+                    commit.get(META_SNAPSHOT_COMPLETED) == "true",
                 )
                 return stored, last_batch or stored.batch
         return None, last_batch or 0
