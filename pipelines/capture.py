@@ -156,13 +156,8 @@ def _run_once(config: PipelineConfig, spec: SourceSpec, connector: Connector, un
 
 
 def _committed_batch(config: PipelineConfig, spec: SourceSpec) -> int:
-    """The source's last committed bronze batch number (0: none)."""
-    writer = BronzeWriter(config.lakehouse.root, spec.name, config.lakehouse.storage_options or None)
-    try:
-        stored = writer.recover()
-    finally:
-        writer.close()
-    return stored.batch if stored else 0
+    """The source's last committed bronze batch number (0: none), from the offsets table's log."""
+    return read_control(config.lakehouse.root, spec.name, config.lakehouse.storage_options or None).batch
 
 
 def summarize(name: str, r: CaptureResult) -> str:
