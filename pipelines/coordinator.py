@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -180,6 +180,11 @@ class Coordinator:
             elif isinstance(item, ChangeRecord | ChangeBlock):
                 buf.add(item)
             elif isinstance(item, Checkpoint):
+                if item.idle and not snapshot and self._unchanged(buf, item.offset):
+                    self._wait()  # nothing new since the last commit: no empty bronze batch per idle run
+                    self.session.acknowledge(item.offset)  # durable already: the slot may still lag behind it
+                    buf.checkpoint = None
+                    continue
                 buf.checkpoint = item.offset
                 buf.at_checkpoint = True
                 due = time.monotonic() - buf.since >= self.interval
@@ -209,6 +214,11 @@ class Coordinator:
             self._commit(buf, snapshot)
         self._wait()
         return True
+
+    def _unchanged(self, buf: _Buffer, offset: Mapping[str, Any]) -> bool:
+        """Whether committing ``buf`` at ``offset`` would add nothing to the last commit (in flight or done)."""
+        return (buf.empty and not buf.schemas and offset == self._offset
+                and (buf.checkpoint is None or buf.checkpoint == offset))
 
     def _stop_reading(self, items: Iterator[StreamItem], buf: _Buffer, snapshot: bool) -> None:
         """Stop: commit the buffer only if it ends at a transaction boundary, else abandon it.
