@@ -7,6 +7,8 @@ process ``--runs`` times per connector, and reports the wall time and the CPU ti
 of each process: min, median and max. With several ``--tree`` checkouts (for example the code
 before and after a change), the runs of the trees are interleaved, so that every tree sees the
 same load on a shared machine. The load average before and after is printed with the table.
+``--snapshot-rows N`` adds a PostgreSQL snapshot of an N-row table timed from a cold process
+start (``--snapshot-runs`` runs per tree, each into a fresh bronze root and slot).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ if not __package__:  # run as a script: make the repository importable
 
 from bench.cli import RESULTS_DIR, progress
 from bench.measure import Say
+from bench.workload import TABLE, BenchDb, create_database, insert_rows, settle
 from pipelines.local_mariadb import LocalMariaDB
 from pipelines.local_postgres import LocalPostgres
 
@@ -63,6 +66,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--connectors", default=",".join(CONNECTORS), help="comma-separated subset of postgres, mariadb")
     p.add_argument("--tree", type=Path, action="append", default=None,
                    help="a checkout whose code is run (repeat to compare trees; default: this repository)")
+    p.add_argument("--snapshot-rows", type=int, default=0,
+                   help="also time a snapshot of a table of this many rows (the capture bench's shape) from a "
+                        "cold process start, PostgreSQL only (default 0: no)")
+    p.add_argument("--snapshot-runs", type=int, default=3, help="cold snapshot runs per tree (default 3)")
     p.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
     p.add_argument("--workdir", type=Path, default=None, help="scratch directory (default: a new temp dir)")
     p.add_argument("--keep", action="store_true", help="keep the scratch directory (servers' data, bronze)")
@@ -122,6 +129,63 @@ def mariadb_source(workdir: Path, tables: int, say: Say) -> tuple[Source, LocalM
         f"    connection: {{host: 127.0.0.1, port: {server.port}, user: root}}\n"
         '    options:\n      database.include.list: app\n      database.server.id: "5460"\n')
     return Source("mariadb", pipeline, lake / "bronze" / "_cdc" / "my" / "offsets" / "_delta_log"), server
+
+
+@dataclass(frozen=True)
+class SnapshotRun:
+    """One snapshot from a cold process start into a fresh bronze root and slot."""
+
+    tree: str
+    rows: int
+    wall_s: float
+    cpu_s: float
+
+
+def snapshot_cold(tree: Path, db: BenchDb, run: int, workdir: Path, env: dict[str, str]) -> SnapshotRun:
+    """Snapshot ``db``'s bench table with ``tree``'s code from process start to exit; check bronze."""
+    from deltalake import DeltaTable
+
+    from bronze.schema import topic_path
+
+    lake = workdir / f"lake-snapshot-{run}"
+    slot = f"startup_snapshot_{run}"
+    pipeline = workdir / f"snapshot-{run}.yaml"
+    pipeline.write_text(
+        f'pipeline: startup\nlakehouse: {{root: "{lake}"}}\nsources:\n  - name: bench\n    connector: postgres\n'
+        f"    connection: {{host: 127.0.0.1, port: {db.port}, database: {db.name}, user: postgres}}\n"
+        f"    options:\n      slot.name: {slot}\n")
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pipelines.cli", "capture", "-c", str(pipeline), "--until-idle", "-q"],
+        cwd=tree, env={**env, "PYTHONPATH": str(tree)}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.monotonic() - started
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"snapshot with {tree} failed:\n{err[-2000:]}")
+    rows = DeltaTable(topic_path(str(lake), f"bench.public.{TABLE}")).count()
+    drop_slot(db, slot)
+    shutil.rmtree(lake, ignore_errors=True)
+    return SnapshotRun(str(tree), rows, wall, usage.ru_utime + usage.ru_stime)
+
+
+def drop_slot(db: BenchDb, slot: str) -> None:
+    import psycopg
+
+    with psycopg.connect(db.server.dsn(), autocommit=True) as conn:
+        conn.execute("SELECT pg_drop_replication_slot(%s)", (slot,))
+
+
+def snapshot_table(runs: list[SnapshotRun], trees: list[Path], rows: int) -> str:
+    lines = [f"| Tree | {rows:,}-row snapshot runs | Wall min s | Wall median s | Wall max s | CPU median s "
+             "| Rows/s (median wall) |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for tree in trees:
+        mine = [r for r in runs if r.tree == str(tree)]
+        wall = [r.wall_s for r in mine]
+        median = statistics.median(wall)
+        lines.append(f"| {_label(tree)} | {len(mine)} | {min(wall):.2f} | {median:.2f} | {max(wall):.2f} | "
+                     f"{statistics.median(r.cpu_s for r in mine):.2f} | {rows / median:,.0f} |")
+    return "\n".join(lines) + "\n"
 
 
 def child_env() -> dict[str, str]:
@@ -212,6 +276,23 @@ def main(argv: list[str] | None = None) -> int:
                     runs.append(cold_start(tree, source, env))
             say(f"round {i + 1}/{args.runs} done")
         load_after = _load()
+        snapshots: list[SnapshotRun] = []
+        if args.snapshot_rows > 0:
+            pg = next((srv for srv in servers if isinstance(srv, LocalPostgres)), None)
+            if pg is None:
+                raise SystemExit("--snapshot-rows needs the postgres connector")
+            db = create_database(pg, "snapshot")
+            say(f"loading {args.snapshot_rows:,} rows for the cold snapshot runs")
+            insert_rows(db, args.snapshot_rows, tx_rows=args.snapshot_rows)
+            settle(db)
+            for i in range(args.snapshot_runs):
+                for tree in args.tree:
+                    snapshots.append(snapshot_cold(tree, db, len(snapshots), workdir, env))
+                    if snapshots[-1].rows != args.snapshot_rows:
+                        raise SystemExit(f"the snapshot with {tree} committed {snapshots[-1].rows} rows, "
+                                         f"not {args.snapshot_rows}")
+                say(f"snapshot round {i + 1}/{args.snapshot_runs} done; load average {_load()}")
+            load_after = _load()
     finally:
         for server in servers:
             server.stop()
@@ -221,11 +302,16 @@ def main(argv: list[str] | None = None) -> int:
                 + summary_table(runs, args.tree, connectors)
                 + f"\nLoad average (1, 5, 15 min) before: {load_before}; after: {load_after}. Wall: process start "
                 "to exit; CPU: the process's user + system time.\n")
+    if snapshots:
+        markdown += ("\n## Snapshot from a cold process start (`capture --until-idle`, fresh slot and bronze)\n\n"
+                     + snapshot_table(snapshots, args.tree, args.snapshot_rows)
+                     + f"\nLoad average after: {load_after}.\n")
     print("\n" + markdown)
     args.results_dir.mkdir(parents=True, exist_ok=True)
     path = args.results_dir / f"startup_bench-{time.strftime('%Y%m%d-%H%M%S')}.json"
     path.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "load_before": load_before,
                                 "load_after": load_after, "runs": [asdict(r) for r in runs],
+                                "snapshots": [asdict(r) for r in snapshots],
                                 "markdown": markdown}, indent=1))
     say(f"results written to {path}")
     return 0
