@@ -198,7 +198,6 @@ class MySqlStreamReader:
     _skip_events: int = field(default=0, init=False)
     _skip_rows: int = field(default=0, init=False)
     _announced: set[str] = field(default_factory=set, init=False)
-    _idle_at: dict[str, Any] | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self._file = self.resume.file
@@ -224,8 +223,7 @@ class MySqlStreamReader:
         pos = self.resume.pos
         target = self._idle_target() if until_idle else None
         if target is not None and self._reached(target, pos):  # nothing to read: no binlog dump at all
-            self._idle_at = self._idle_offset(pos)
-            yield Checkpoint(self._idle_at, idle=True)
+            yield Checkpoint(self._idle_offset(pos), idle=True)
             return
         while True:  # reopened only if the server ends the dump (a lost connection raises)
             # inside a transaction, reopen at its start: the events already handled are skipped
@@ -242,11 +240,9 @@ class MySqlStreamReader:
                         if self._tx is None:
                             yield from self._drain()
                             # the server heartbeats every poll.interval.ms while there is nothing to send:
-                            # an idle checkpoint is only news when the position moved (each one is a commit)
-                            idle_at = self._idle_offset(pos)
-                            if until_idle or idle_at != self._idle_at:
-                                self._idle_at = idle_at
-                                yield Checkpoint(idle_at, idle=True)
+                            # a checkpoint each time lets the coordinator notice a stop request (it commits
+                            # one only when the position moved)
+                            yield Checkpoint(self._idle_offset(pos), idle=True)
                             if until_idle:
                                 return
                         continue
@@ -267,8 +263,7 @@ class MySqlStreamReader:
                     if self._out:
                         yield from self._drain()
                     if target is not None and self._tx is None and packet.log_pos and self._reached(target, pos):
-                        self._idle_at = self._idle_offset(pos)
-                        yield Checkpoint(self._idle_at, idle=True)
+                        yield Checkpoint(self._idle_offset(pos), idle=True)
                         return
             finally:
                 stream.close()
