@@ -127,6 +127,8 @@ class BronzeCommitResult:
     records_skipped: int
     topics: tuple[str, ...]
     per_topic: dict[str, int] = field(default_factory=dict)
+    bytes_written: int = 0
+    """Bytes of the data files the commit added (Parquet, compressed)."""
 
 
 @dataclass
@@ -206,14 +208,13 @@ class BronzeWriter:
         pending, self._pending, self._batch_time = self._pending, {}, None
         futures = [self._pool.submit(self._commit_topic, topic, staged, batch)
                    for topic, staged in pending.items() if staged.files]
-        for future in futures:
-            future.result()
+        bytes_written = sum(future.result() for future in futures)
         counts = {topic: staged.received for topic, staged in pending.items()}
         written = sum(staged.written for staged in pending.values())
         total = sum(counts.values())
         self._commit_offset(batch, offset, snapshot_completed, sorted(pending), total, now)
         self._batch = batch
-        return BronzeCommitResult(batch, written, total - written, tuple(sorted(pending)), counts)
+        return BronzeCommitResult(batch, written, total - written, tuple(sorted(pending)), counts, bytes_written)
 
     def discard_incomplete_snapshot(self) -> int:
         """Delete the rows of an interrupted snapshot (every row after the last completed batch).
@@ -341,8 +342,8 @@ class BronzeWriter:
         staged.written += table.num_rows
         staged.state = TableState(seq - 1, new_key, batch)
 
-    def _commit_topic(self, topic: str, staged: _StagedTable, batch: int) -> None:
-        """Record a table's staged files in one Delta commit with the batch's metadata."""
+    def _commit_topic(self, topic: str, staged: _StagedTable, batch: int) -> int:
+        """Record a table's staged files in one Delta commit with the batch's metadata; returns their bytes."""
         adds = [f.close() for f in staged.files]
         props = CommitProperties(
             custom_metadata={
@@ -366,6 +367,7 @@ class BronzeWriter:
             target.create_write_transaction(actions, "append", BRONZE_SCHEMA, commit_properties=props)
             target.update_incremental()
         self._tables[topic] = staged.state
+        return sum(add.size for add in adds)
 
     def _read_table_state(self, topic: str) -> TableState:
         dt_ = self._table(topic)
