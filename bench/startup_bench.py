@@ -86,12 +86,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def postgres_source(workdir: Path, tables: int, say: Say) -> tuple[Source, LocalPostgres]:
+def postgres_source(workdir: Path, tables: int, say: Say, servers: list[LocalPostgres | LocalMariaDB]) -> Source:
     import psycopg
 
     server = LocalPostgres(workdir / "pg")
     say(f"starting a private PostgreSQL {server.server_version()} on port {server.port}")
     server.start()
+    servers.append(server)  # stopped by the caller, even if what follows fails
     with psycopg.connect(server.dsn(), autocommit=True) as conn:
         conn.execute("CREATE DATABASE app")
     with psycopg.connect(server.dsn("app"), autocommit=True) as conn:
@@ -104,15 +105,16 @@ def postgres_source(workdir: Path, tables: int, say: Say) -> tuple[Source, Local
         f'pipeline: startup\nlakehouse: {{root: "{lake}"}}\nsources:\n  - name: pg\n    connector: postgres\n'
         f"    connection: {{host: 127.0.0.1, port: {server.port}, database: app, user: postgres}}\n"
         "    options:\n      slot.name: startup_bench\n")
-    return Source("postgres", pipeline, lake / "bronze" / "_cdc" / "pg" / "offsets" / "_delta_log"), server
+    return Source("postgres", pipeline, lake / "bronze" / "_cdc" / "pg" / "offsets" / "_delta_log")
 
 
-def mariadb_source(workdir: Path, tables: int, say: Say) -> tuple[Source, LocalMariaDB]:
+def mariadb_source(workdir: Path, tables: int, say: Say, servers: list[LocalPostgres | LocalMariaDB]) -> Source:
     import pymysql
 
     server = LocalMariaDB(workdir / "mariadb" / "data")
     say(f"starting a private MariaDB on port {server.port}")
     server.start()
+    servers.append(server)  # stopped by the caller, even if what follows fails
     conn = pymysql.connect(**server.connect_args(), autocommit=True)  # type: ignore[arg-type]
     try:
         with conn.cursor() as cur:
@@ -128,7 +130,7 @@ def mariadb_source(workdir: Path, tables: int, say: Say) -> tuple[Source, LocalM
         f'pipeline: startup\nlakehouse: {{root: "{lake}"}}\nsources:\n  - name: my\n    connector: mariadb\n'
         f"    connection: {{host: 127.0.0.1, port: {server.port}, user: root}}\n"
         '    options:\n      database.include.list: app\n      database.server.id: "5460"\n')
-    return Source("mariadb", pipeline, lake / "bronze" / "_cdc" / "my" / "offsets" / "_delta_log"), server
+    return Source("mariadb", pipeline, lake / "bronze" / "_cdc" / "my" / "offsets" / "_delta_log")
 
 
 @dataclass(frozen=True)
@@ -259,9 +261,7 @@ def main(argv: list[str] | None = None) -> int:
         sources: list[Source] = []
         for connector in connectors:
             make = postgres_source if connector == "postgres" else mariadb_source
-            source, server = make(workdir, args.tables, say)
-            servers.append(server)
-            sources.append(source)
+            sources.append(make(workdir, args.tables, say, servers))
         for tree in args.tree:  # the first run snapshots; the second writes bytecode and warms the caches
             for source in sources:
                 say(f"priming {source.connector} with {tree}")
