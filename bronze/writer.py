@@ -65,6 +65,7 @@ from bronze.schema import (
     schemas_path,
     topic_path,
 )
+from bronze.table_read import read_columns
 from cdc_sources.spi import HISTORY_TOPIC, ChangeBlock, ChangeRecord, HistoryEntry, SchemaVersion
 
 log = logging.getLogger(__name__)
@@ -145,7 +146,7 @@ class BronzeWriter:
     source: str
     storage_options: dict[str, str] | None = None
     _tables: dict[str, TableState] = field(default_factory=dict, init=False)
-    _known_schemas: set[str] = field(default_factory=set, init=False)
+    _known_schemas: set[str] | None = field(default=None, init=False)
     _batch: int = field(default=0, init=False)
     _pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(4), init=False)
     _open: dict[str, DeltaTable] = field(default_factory=dict, init=False)
@@ -153,8 +154,12 @@ class BronzeWriter:
     _batch_time: dt.datetime | None = field(default=None, init=False)
 
     def recover(self) -> StoredOffset | None:
-        """Load the last committed offset and the known schemas; None if nothing committed yet."""
-        self._known_schemas = set(self._read_schema_ids())
+        """Load the last committed offset; None if nothing committed yet.
+
+        The known schema versions are read at the first commit that registers any: a run with
+        nothing to capture never reads that table (reading it loads Arrow's dataset machinery).
+        """
+        self._known_schemas = None
         stored, self._batch = self._read_last_offset()
         return stored
 
@@ -199,7 +204,7 @@ class BronzeWriter:
         self.stage(records)
         batch = self._batch + 1
         now = self._batch_time or dt.datetime.now(dt.UTC)
-        self._commit_schemas([s for s in schemas if s.schema_id not in self._known_schemas], now)
+        self._commit_schemas(list(schemas), now)
         pending, self._pending, self._batch_time = self._pending, {}, None
         futures = [self._pool.submit(self._commit_topic, topic, staged, batch)
                    for topic, staged in pending.items() if staged.files]
@@ -260,7 +265,7 @@ class BronzeWriter:
         table = self._table(HISTORY_TOPIC)
         if table is None:
             return []
-        rows = table.to_pyarrow_table(columns=[COL_SEQ, COL_POSITION, COL_VALUE]).sort_by(COL_SEQ)
+        rows = read_columns(table, [COL_SEQ, COL_POSITION, COL_VALUE]).sort_by(COL_SEQ)
         return [HistoryEntry(str(p), str(v)) for p, v in zip(rows.column(COL_POSITION).to_pylist(),
                                                              rows.column(COL_VALUE).to_pylist(), strict=True)]
 
@@ -380,7 +385,12 @@ class BronzeWriter:
     # -- side tables -----------------------------------------------------------------------------
 
     def _commit_schemas(self, schemas: list[SchemaVersion], now: dt.datetime) -> None:
-        unique = {s.schema_id: s for s in schemas}
+        if not schemas:
+            return
+        if self._known_schemas is None:
+            self._known_schemas = set(self._read_schema_ids())
+        known = self._known_schemas
+        unique = {s.schema_id: s for s in schemas if s.schema_id not in known}
         if not unique:
             return
         rows = list(unique.values())
@@ -398,14 +408,14 @@ class BronzeWriter:
         )
         write_deltalake(schemas_path(self.root, self.source), table, mode="append",
                         storage_options=self.storage_options)
-        self._known_schemas.update(unique)
+        known.update(unique)
 
     def _read_schema_ids(self) -> list[str]:
         try:
             dt_ = DeltaTable(schemas_path(self.root, self.source), storage_options=self.storage_options)
         except TableNotFoundError:
             return []
-        return [str(v) for v in dt_.to_pyarrow_table(columns=["schema_id"]).column("schema_id").to_pylist()]
+        return [str(v) for v in read_columns(dt_, ["schema_id"]).column("schema_id").to_pylist()]
 
     def _commit_offset(self, batch: int, offset: Mapping[str, Any], snapshot_completed: bool,
                        topics: list[str], records: int, now: dt.datetime) -> None:

@@ -11,6 +11,7 @@ from bronze.offset_control import Control, read_control
 from bronze.writer import BronzeWriter
 from cdc_sources.spi import CdcError, ConfigError, ConfigProblem, Connector, Fatal, Retriable, SourceError
 from pipelines import lease as leases
+from pipelines.arrow_pandas import skip_pandas_probe
 from pipelines.capture_status import StatusRecorder
 from pipelines.config import PipelineConfig, SourceSpec
 from pipelines.coordinator import CaptureResult, Coordinator, ProgressFn
@@ -44,7 +45,8 @@ def run_capture(config: PipelineConfig, *, until_idle: bool, sources: Sequence[s
                 stop: threading.Event | None = None, metrics: CaptureMetrics | None = None) -> dict[str, CaptureResult]:
     """Capture every (or the named) source into bronze; returns one result per source.
 
-    Sets the process's default Arrow memory pool (`use_capture_memory_pool`). Each source is
+    Sets the process's default Arrow memory pool (`use_capture_memory_pool`) and keeps pyarrow
+    from importing pandas (`skip_pandas_probe`). Each source is
     captured under its writer lease (`pipelines.lease`). Setting ``stop`` ends every source's
     run cleanly (`Coordinator`): the results then say ``stopped``. Each source's numbers go to
     ``metrics`` (`pipelines.metrics`) and its status file (`pipelines.capture_status`).
@@ -57,6 +59,7 @@ def run_capture(config: PipelineConfig, *, until_idle: bool, sources: Sequence[s
     _check_source_names(config, sources, file)
     connectors = validate_sources(config, file=file)
     use_capture_memory_pool()
+    skip_pandas_probe()
     specs = [s for s in config.sources if sources is None or s.name in sources]
     stop = stop if stop is not None else threading.Event()
     metrics = metrics if metrics is not None else CaptureMetrics()
@@ -176,13 +179,8 @@ def _run_once(config: PipelineConfig, spec: SourceSpec, connector: Connector, un
 
 
 def _committed_batch(config: PipelineConfig, spec: SourceSpec) -> int:
-    """The source's last committed bronze batch number (0: none)."""
-    writer = BronzeWriter(config.lakehouse.root, spec.name, config.lakehouse.storage_options or None)
-    try:
-        stored = writer.recover()
-    finally:
-        writer.close()
-    return stored.batch if stored else 0
+    """The source's last committed bronze batch number (0: none), from the offsets table's log."""
+    return read_control(config.lakehouse.root, spec.name, config.lakehouse.storage_options or None).batch
 
 
 def summarize(name: str, r: CaptureResult) -> str:

@@ -7,7 +7,6 @@ dependency missing for the command (the message names the extra to install), 130
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import logging
 import os
 import sys
@@ -20,10 +19,26 @@ EXIT_OK, EXIT_FAILURE, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def _version() -> str:
+    import importlib.metadata  # here: only --version needs it, and importing it slows every start
+
     try:
         return importlib.metadata.version("cdc-lakehouse")
     except importlib.metadata.PackageNotFoundError:  # run from a source tree that is not installed
         return "unknown (not installed)"
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: looks the version up only when asked."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest=dest, default=default, nargs=0,
+                         help=help or "show program's version number and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        print(f"{parser.prog} {_version()}")
+        parser.exit()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -35,7 +50,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="log lines as text (the default) or as one JSON object each")
     p = argparse.ArgumentParser(prog="cdc-lakehouse", parents=[common], description=(
         "Change data capture into Delta Lake: capture databases into bronze, build silver tables."))
-    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    p.add_argument("--version", action=_VersionAction)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def with_config(name: str, help_: str) -> argparse.ArgumentParser:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -194,15 +194,17 @@ class Coordinator:
                 buf.add(item)
                 self._seen(buf, (item,))
             elif isinstance(item, Checkpoint):
+                if item.idle and not snapshot and self._unchanged(buf, item.offset):
+                    self._wait()  # nothing new since the last commit: no empty bronze batch per idle run
+                    self.session.acknowledge(item.offset)  # durable already: the slot may still lag behind it
+                    self._transaction_end(buf, item, snapshot)
+                    buf.checkpoint = None
+                    continue
                 buf.checkpoint = item.offset
                 buf.at_checkpoint = True
                 self._transaction_end(buf, item, snapshot)
-                news = not buf.empty or bool(buf.schemas) or item.offset != self._offset
-                if item.idle and not news and not snapshot:
-                    # a source heartbeat at the committed position: nothing to commit or acknowledge
-                    buf.checkpoint = None
-                    buf.since = time.monotonic()
-                elif item.idle or snapshot or (news and time.monotonic() - buf.since >= self.interval):
+                due = time.monotonic() - buf.since >= self.interval
+                if item.idle or snapshot or (due and (not buf.empty or item.offset != self._offset)):
                     self._commit(buf, snapshot)
                 if item.idle:
                     self._wait()
@@ -231,6 +233,11 @@ class Coordinator:
             self._commit(buf, snapshot)
         self._wait()
         return True
+
+    def _unchanged(self, buf: _Buffer, offset: Mapping[str, Any]) -> bool:
+        """Whether committing ``buf`` at ``offset`` would add nothing to the last commit (in flight or done)."""
+        return (buf.empty and not buf.schemas and offset == self._offset
+                and (buf.checkpoint is None or buf.checkpoint == offset))
 
     def _stop_reading(self, items: Iterator[StreamItem], buf: _Buffer, snapshot: bool) -> None:
         """Stop: commit the buffer only if it ends at a transaction boundary, else abandon it.
