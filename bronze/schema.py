@@ -38,6 +38,7 @@ META_OFFSET = "cdc.offset"
 META_WRITER = "cdc.writer"
 META_CONTROL = "cdc.control"
 """On an offsets commit written by an operation (`bronze.offset_control`), not by capture."""
+META_SNAPSHOT_COMPLETED = "cdc.snapshot_completed"  # on offsets commits: "true" / "false"
 
 # Data table columns.
 COL_KEY = "key"

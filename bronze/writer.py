@@ -55,6 +55,7 @@ from bronze.schema import (
     META_LAST_SEQ,
     META_OFFSET,
     META_ORDER_KEY,
+    META_SNAPSHOT_COMPLETED,
     META_SOURCE,
     META_WRITER,
     OFFSETS_SCHEMA,
@@ -64,6 +65,7 @@ from bronze.schema import (
     schemas_path,
     topic_path,
 )
+from bronze.table_read import read_columns
 from cdc_sources.spi import HISTORY_TOPIC, ChangeBlock, ChangeRecord, HistoryEntry, SchemaVersion
 
 log = logging.getLogger(__name__)
@@ -126,6 +128,8 @@ class BronzeCommitResult:
     records_skipped: int
     topics: tuple[str, ...]
     per_topic: dict[str, int] = field(default_factory=dict)
+    bytes_written: int = 0
+    """Bytes of the data files the commit added (Parquet, compressed)."""
 
 
 @dataclass
@@ -142,17 +146,20 @@ class BronzeWriter:
     source: str
     storage_options: dict[str, str] | None = None
     _tables: dict[str, TableState] = field(default_factory=dict, init=False)
-    _known_schemas: set[str] = field(default_factory=set, init=False)
+    _known_schemas: set[str] | None = field(default=None, init=False)
     _batch: int = field(default=0, init=False)
     _pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(4), init=False)
     _open: dict[str, DeltaTable] = field(default_factory=dict, init=False)
-    _offsets_table: DeltaTable | None = field(default=None, init=False)
     _pending: dict[str, _StagedTable] = field(default_factory=dict, init=False)
     _batch_time: dt.datetime | None = field(default=None, init=False)
 
     def recover(self) -> StoredOffset | None:
-        """Load the last committed offset and the known schemas; None if nothing committed yet."""
-        self._known_schemas = set(self._read_schema_ids())
+        """Load the last committed offset; None if nothing committed yet.
+
+        The known schema versions are read at the first commit that registers any: a run with
+        nothing to capture never reads that table (reading it loads Arrow's dataset machinery).
+        """
+        self._known_schemas = None
         stored, self._batch = self._read_last_offset()
         return stored
 
@@ -197,18 +204,17 @@ class BronzeWriter:
         self.stage(records)
         batch = self._batch + 1
         now = self._batch_time or dt.datetime.now(dt.UTC)
-        self._commit_schemas([s for s in schemas if s.schema_id not in self._known_schemas], now)
+        self._commit_schemas(list(schemas), now)
         pending, self._pending, self._batch_time = self._pending, {}, None
         futures = [self._pool.submit(self._commit_topic, topic, staged, batch)
                    for topic, staged in pending.items() if staged.files]
-        for future in futures:
-            future.result()
+        bytes_written = sum(future.result() for future in futures)
         counts = {topic: staged.received for topic, staged in pending.items()}
         written = sum(staged.written for staged in pending.values())
         total = sum(counts.values())
         self._commit_offset(batch, offset, snapshot_completed, sorted(pending), total, now)
         self._batch = batch
-        return BronzeCommitResult(batch, written, total - written, tuple(sorted(pending)), counts)
+        return BronzeCommitResult(batch, written, total - written, tuple(sorted(pending)), counts, bytes_written)
 
     def discard_incomplete_snapshot(self) -> int:
         """Delete the rows of an interrupted snapshot (every row after the last completed batch).
@@ -259,7 +265,7 @@ class BronzeWriter:
         table = self._table(HISTORY_TOPIC)
         if table is None:
             return []
-        rows = table.to_pyarrow_table(columns=[COL_SEQ, COL_POSITION, COL_VALUE]).sort_by(COL_SEQ)
+        rows = read_columns(table, [COL_SEQ, COL_POSITION, COL_VALUE]).sort_by(COL_SEQ)
         return [HistoryEntry(str(p), str(v)) for p, v in zip(rows.column(COL_POSITION).to_pylist(),
                                                              rows.column(COL_VALUE).to_pylist(), strict=True)]
 
@@ -336,8 +342,8 @@ class BronzeWriter:
         staged.written += table.num_rows
         staged.state = TableState(seq - 1, new_key, batch)
 
-    def _commit_topic(self, topic: str, staged: _StagedTable, batch: int) -> None:
-        """Record a table's staged files in one Delta commit with the batch's metadata."""
+    def _commit_topic(self, topic: str, staged: _StagedTable, batch: int) -> int:
+        """Record a table's staged files in one Delta commit with the batch's metadata; returns their bytes."""
         adds = [f.close() for f in staged.files]
         props = CommitProperties(
             custom_metadata={
@@ -362,6 +368,7 @@ class BronzeWriter:
                                                                      commit_properties=props), target)
             target.update_incremental()
         self._tables[topic] = staged.state
+        return sum(add.size for add in adds)
 
     def _read_table_state(self, topic: str) -> TableState:
         dt_ = self._table(topic)
@@ -379,7 +386,12 @@ class BronzeWriter:
     # -- side tables -----------------------------------------------------------------------------
 
     def _commit_schemas(self, schemas: list[SchemaVersion], now: dt.datetime) -> None:
-        unique = {s.schema_id: s for s in schemas}
+        if not schemas:
+            return
+        if self._known_schemas is None:
+            self._known_schemas = set(self._read_schema_ids())
+        known = self._known_schemas
+        unique = {s.schema_id: s for s in schemas if s.schema_id not in known}
         if not unique:
             return
         rows = list(unique.values())
@@ -397,14 +409,14 @@ class BronzeWriter:
         )
         _append_retrying(lambda: write_deltalake(schemas_path(self.root, self.source), table, mode="append",
                                                  storage_options=self.storage_options), None)
-        self._known_schemas.update(unique)
+        known.update(unique)
 
     def _read_schema_ids(self) -> list[str]:
         try:
             dt_ = DeltaTable(schemas_path(self.root, self.source), storage_options=self.storage_options)
         except TableNotFoundError:
             return []
-        return [str(v) for v in dt_.to_pyarrow_table(columns=["schema_id"]).column("schema_id").to_pylist()]
+        return [str(v) for v in read_columns(dt_, ["schema_id"]).column("schema_id").to_pylist()]
 
     def _commit_offset(self, batch: int, offset: Mapping[str, Any], snapshot_completed: bool,
                        topics: list[str], records: int, now: dt.datetime) -> None:
@@ -416,16 +428,15 @@ class BronzeWriter:
         )
         props = CommitProperties(
             custom_metadata={META_SOURCE: self.source, META_BATCH: str(batch), META_OFFSET: text,
-                             "cdc.snapshot_completed": str(snapshot_completed).lower()},
+                             META_SNAPSHOT_COMPLETED: str(snapshot_completed).lower()},
             app_transactions=[Transaction(app_id=self.source, version=batch)],
         )
-        target = self._offsets_table
-        _append_retrying(lambda: write_deltalake(target if target is not None else offsets_path(self.root, self.source),
-                                                 table, mode="append", commit_properties=props,
-                                                 storage_options=self.storage_options), target)
-        if target is None:  # keep it open: loading the log again for every commit costs a lot
-            self._offsets_table = DeltaTable(offsets_path(self.root, self.source),
-                                             storage_options=self.storage_options)
+        # By path, not through a DeltaTable kept open: delta-rs's write_deltalake on a kept table
+        # grows the process by ~50 KB per commit (measured from commit 200 to 1,000: +39 MB kept
+        # open, +7 MB by path, 34 ms against 36 ms a commit), and capture commits an offset per batch.
+        _append_retrying(lambda: write_deltalake(offsets_path(self.root, self.source), table, mode="append",
+                                                 commit_properties=props, storage_options=self.storage_options),
+                         None)
 
     def _read_last_offset(self) -> tuple[StoredOffset | None, int]:
         """The offset to resume from (None after a reset, or if none) and the last batch number.
@@ -447,7 +458,7 @@ class BronzeWriter:
                 stored = StoredOffset(
                     int(commit[META_BATCH]),
                     orjson.loads(commit[META_OFFSET]),
-                    commit.get("cdc.snapshot_completed") == "true",
+                    commit.get(META_SNAPSHOT_COMPLETED) == "true",
                 )
                 return stored, last_batch or stored.batch
         return None, last_batch or 0

@@ -11,9 +11,12 @@ from bronze.offset_control import Control, read_control
 from bronze.writer import BronzeWriter
 from cdc_sources.spi import CdcError, ConfigError, ConfigProblem, Connector, Fatal, Retriable, SourceError
 from pipelines import lease as leases
+from pipelines.arrow_pandas import skip_pandas_probe
+from pipelines.capture_status import StatusRecorder
 from pipelines.config import PipelineConfig, SourceSpec
 from pipelines.coordinator import CaptureResult, Coordinator, ProgressFn
 from pipelines.memory_pool import use_capture_memory_pool
+from pipelines.metrics import CaptureMetrics, SourceMetrics
 from pipelines.registry import build_connector
 
 log = logging.getLogger(__name__)
@@ -39,12 +42,14 @@ def validate_sources(config: PipelineConfig, *, file: str | None = None) -> dict
 
 def run_capture(config: PipelineConfig, *, until_idle: bool, sources: Sequence[str] | None = None,
                 progress: ProgressFn | None = None, file: str | None = None,
-                stop: threading.Event | None = None) -> dict[str, CaptureResult]:
+                stop: threading.Event | None = None, metrics: CaptureMetrics | None = None) -> dict[str, CaptureResult]:
     """Capture every (or the named) source into bronze; returns one result per source.
 
-    Sets the process's default Arrow memory pool (`use_capture_memory_pool`). Each source is
+    Sets the process's default Arrow memory pool (`use_capture_memory_pool`) and keeps pyarrow
+    from importing pandas (`skip_pandas_probe`). Each source is
     captured under its writer lease (`pipelines.lease`). Setting ``stop`` ends every source's
-    run cleanly (`Coordinator`): the results then say ``stopped``.
+    run cleanly (`Coordinator`): the results then say ``stopped``. Each source's numbers go to
+    ``metrics`` (`pipelines.metrics`) and its status file (`pipelines.capture_status`).
 
     Raises:
         ConfigError: a name in ``sources`` is not declared, or a source's options are invalid.
@@ -54,15 +59,27 @@ def run_capture(config: PipelineConfig, *, until_idle: bool, sources: Sequence[s
     _check_source_names(config, sources, file)
     connectors = validate_sources(config, file=file)
     use_capture_memory_pool()
+    skip_pandas_probe()
     specs = [s for s in config.sources if sources is None or s.name in sources]
     stop = stop if stop is not None else threading.Event()
-    if len(specs) == 1:
-        spec = specs[0]
-        return {spec.name: _leased_source(config, spec, connectors[spec.name], until_idle, progress, stop)}
-    with ThreadPoolExecutor(max(1, len(specs))) as pool:
-        futures = {s.name: pool.submit(_leased_source, config, s, connectors[s.name], until_idle, progress, stop)
-                   for s in specs}
-        return {name: f.result() for name, f in futures.items()}
+    metrics = metrics if metrics is not None else CaptureMetrics()
+    recorder = StatusRecorder(metrics, config.lakehouse.root)
+    for spec in specs:
+        recorder.seed(spec.name, spec.connector)
+    recorder.start()
+    try:
+        if len(specs) == 1:
+            spec = specs[0]
+            return {spec.name: _leased_source(config, spec, connectors[spec.name], until_idle, progress, stop,
+                                              metrics.source(spec.name, spec.connector))}
+        with ThreadPoolExecutor(max(1, len(specs))) as pool:
+            futures = {s.name: pool.submit(_leased_source, config, s, connectors[s.name], until_idle, progress, stop,
+                                           metrics.source(s.name, s.connector)) for s in specs}
+            return {name: f.result() for name, f in futures.items()}
+    finally:
+        for spec in specs:
+            metrics.source(spec.name, spec.connector).stopped()
+        recorder.close()
 
 
 class SourceDecommissionedError(CdcError, Fatal):
@@ -80,14 +97,14 @@ def check_not_decommissioned(config: PipelineConfig, source: str) -> None:
 
 
 def _leased_source(config: PipelineConfig, spec: SourceSpec, connector: Connector, until_idle: bool,
-                   progress: ProgressFn | None, stop: threading.Event) -> CaptureResult:
+                   progress: ProgressFn | None, stop: threading.Event, metrics: SourceMetrics) -> CaptureResult:
     """Run one source while holding its writer lease; a lost lease ends it with an error."""
     # a lost lease stops every source of this process (then this one's result is an error)
     lease = leases.acquire(config.lakehouse.root, spec.name, on_lost=stop.set,
                            storage_options=config.lakehouse.storage_options)
     try:
         check_not_decommissioned(config, spec.name)
-        result = _run_source(config, spec, connector, until_idle, progress, stop)
+        result = _run_source(config, spec, connector, until_idle, progress, stop, metrics)
         lease.check()
         return result
     finally:
@@ -104,7 +121,7 @@ def _check_source_names(config: PipelineConfig, sources: Sequence[str] | None, f
 
 
 def _run_source(config: PipelineConfig, spec: SourceSpec, connector: Connector, until_idle: bool,
-                progress: ProgressFn | None, stop: threading.Event) -> CaptureResult:
+                progress: ProgressFn | None, stop: threading.Event, metrics: SourceMetrics) -> CaptureResult:
     max_retries = int(spec.options.get("errors.max.retries", -1))
     if until_idle and max_retries < 0:
         max_retries = UNTIL_IDLE_RETRIES
@@ -114,11 +131,15 @@ def _run_source(config: PipelineConfig, spec: SourceSpec, connector: Connector, 
     while True:
         attempt += 1
         try:
-            return _run_once(config, spec, connector, until_idle, progress, stop)
-        except CdcError as exc:
+            return _run_once(config, spec, connector, until_idle, progress, stop, metrics)
+        except Exception as exc:  # an interrupt is a stop, not a failure
+            if not isinstance(exc, CdcError):
+                metrics.failed(f"{type(exc).__name__}: {exc}")
+                raise
             if stop.is_set():  # asked to stop: no retry; what was committed is exactly-once
                 log.warning("source %s: stopped: %s", spec.name, exc)
                 return CaptureResult(plan_reason="stopped", stopped=True)
+            metrics.failed(str(exc))
             now = _committed_batch(config, spec) if isinstance(exc, Retriable) else committed
             if now > committed:  # the failed run made progress: count retries afresh, as Debezium does
                 attempt, committed = 1, now
@@ -133,10 +154,11 @@ def _run_source(config: PipelineConfig, spec: SourceSpec, connector: Connector, 
                         attempt, limit)
             if stop.wait(wait_s):
                 return CaptureResult(plan_reason="stopped before retrying", stopped=True)
+            metrics.restarting()
 
 
 def _run_once(config: PipelineConfig, spec: SourceSpec, connector: Connector, until_idle: bool,
-              progress: ProgressFn | None, stop: threading.Event) -> CaptureResult:
+              progress: ProgressFn | None, stop: threading.Event, metrics: SourceMetrics) -> CaptureResult:
     writer = BronzeWriter(config.lakehouse.root, spec.name, config.lakehouse.storage_options or None)
     try:
         stored = writer.recover()
@@ -147,6 +169,7 @@ def _run_once(config: PipelineConfig, spec: SourceSpec, connector: Connector, un
                 commit_max_records=spec.capture.commit_max_records,
                 commit_max_bytes=spec.capture.commit_max_bytes,
                 progress=(lambda msg: progress(f"[{spec.name}] {msg}")) if progress else None, stop=stop,
+                metrics=metrics,
             )
             return coordinator.run(until_idle=until_idle)
         finally:
@@ -156,13 +179,8 @@ def _run_once(config: PipelineConfig, spec: SourceSpec, connector: Connector, un
 
 
 def _committed_batch(config: PipelineConfig, spec: SourceSpec) -> int:
-    """The source's last committed bronze batch number (0: none)."""
-    writer = BronzeWriter(config.lakehouse.root, spec.name, config.lakehouse.storage_options or None)
-    try:
-        stored = writer.recover()
-    finally:
-        writer.close()
-    return stored.batch if stored else 0
+    """The source's last committed bronze batch number (0: none), from the offsets table's log."""
+    return read_control(config.lakehouse.root, spec.name, config.lakehouse.storage_options or None).batch
 
 
 def summarize(name: str, r: CaptureResult) -> str:

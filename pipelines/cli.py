@@ -7,7 +7,6 @@ dependency missing for the command (the message names the extra to install), 130
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import logging
 import os
 import sys
@@ -20,10 +19,26 @@ EXIT_OK, EXIT_FAILURE, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def _version() -> str:
+    import importlib.metadata  # here: only --version needs it, and importing it slows every start
+
     try:
         return importlib.metadata.version("cdc-lakehouse")
     except importlib.metadata.PackageNotFoundError:  # run from a source tree that is not installed
         return "unknown (not installed)"
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: looks the version up only when asked."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest=dest, default=default, nargs=0,
+                         help=help or "show program's version number and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        print(f"{parser.prog} {_version()}")
+        parser.exit()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -31,9 +46,11 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
                         help="more log output (-vv for debug)")
     common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="only errors")
+    common.add_argument("--log-format", choices=["text", "json"], default=argparse.SUPPRESS,
+                        help="log lines as text (the default) or as one JSON object each")
     p = argparse.ArgumentParser(prog="cdc-lakehouse", parents=[common], description=(
         "Change data capture into Delta Lake: capture databases into bronze, build silver tables."))
-    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    p.add_argument("--version", action=_VersionAction)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def with_config(name: str, help_: str) -> argparse.ArgumentParser:
@@ -46,6 +63,8 @@ def _parser() -> argparse.ArgumentParser:
                                  "cleanly, exit 0)")
     cap.add_argument("--until-idle", action="store_true", help="return once everything available is in bronze")
     cap.add_argument("--source", action="append", help="only this source (repeatable)")
+    metrics_help = "serve Prometheus metrics at /metrics and a health check at /health on this port (0: off)"
+    cap.add_argument("--metrics-port", type=_port, default=0, metavar="PORT", help=metrics_help)
     sil = with_config("silver", "build silver tables from bronze")
     sil.add_argument("--once", action="store_true", help="process everything new, then return")
     sil.add_argument("--stream", action="store_true",
@@ -67,7 +86,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="longest wait for capture and silver to reach the read point (default 120)")
     ver.add_argument("--reads", type=int, default=5, metavar="N",
                      help="source reads at most per table, for keys that change during the check (default 5)")
-    with_config("run", "capture and build silver continuously (SIGTERM/Ctrl-C: stop cleanly, exit 0)")
+    run = with_config("run", "capture and build silver continuously (SIGTERM/Ctrl-C: stop cleanly, exit 0)")
+    run.add_argument("--metrics-port", type=_port, default=0, metavar="PORT", help=metrics_help)
     reset = with_config("reset", "forget a source's stored offsets, or rewind its streaming to a position")
     reset.add_argument("--source", required=True, help="the source to reset")
     reset.add_argument("--to", metavar="POSITION", help="rewind to this position instead: a PostgreSQL LSN "
@@ -80,12 +100,9 @@ def _parser() -> argparse.ArgumentParser:
     reb = with_config("rebuild", "drop one silver table and its progress, then build it again from bronze")
     reb.add_argument("--table", required=True, help="the silver table to rebuild")
     reb.add_argument("--yes", action="store_true", help="do not ask for confirmation")
-    with_config("status", "show committed offsets and bronze table sizes")
-    mnt = with_config("maintain", "compact and vacuum bronze and silver tables, apply bronze retention; safe while "
-                                  "capture and silver run")
-    mnt.add_argument("--dry-run", action="store_true", help="show what would be done; change nothing")
-    mnt.add_argument("--table", action="append", help="only this bronze topic or silver table (repeatable)")
-    mnt.add_argument("--source", action="append", help="only this source's tables (repeatable)")
+    _add_status(with_config("status", "show each source's state, position, bronze tables and silver lag"))
+    _add_maintain(with_config("maintain", "compact and vacuum bronze and silver tables, apply bronze retention; "
+                                          "safe while capture and silver run"))
     imp = sub.add_parser("import-debezium", parents=[common],
                          help="turn a Kafka Connect connector config (JSON) into a pipeline YAML file",
                          description="Turn a Debezium connector config, as posted to the Kafka Connect REST API, "
@@ -102,13 +119,52 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _setup_logging(verbose: int, quiet: bool) -> None:
+def _add_maintain(mnt: argparse.ArgumentParser) -> None:
+    mnt.add_argument("--dry-run", action="store_true", help="show what would be done; change nothing")
+    mnt.add_argument("--table", action="append", help="only this bronze topic or silver table (repeatable)")
+    mnt.add_argument("--source", action="append", help="only this source's tables (repeatable)")
+
+
+def _add_status(st: argparse.ArgumentParser) -> None:
+    st.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    st.add_argument("--source-lag", action="store_true",
+                    help="also connect to each source (needs its password and driver) for the WAL or binlog "
+                         "bytes it keeps for the capture")
+    st.add_argument("--lag-warn-bytes", type=_size, default=None, metavar="SIZE",
+                    help="with --source-lag: call retained WAL/binlog a risk above this (e.g. 5GB; default: 80%% of "
+                         "PostgreSQL's max_slot_wal_keep_size when set, else 10GB)")
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r} (0 to 65535; 0: off)")
+    return port
+
+
+def _size(text: str) -> int:
+    from pipelines.sizes import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _setup_logging(verbose: int, quiet: bool, log_format: str = "text") -> None:
+    from pipelines.log_format import configure_logging
+
     level = logging.ERROR if quiet else (logging.DEBUG if verbose > 1 else logging.INFO if verbose else logging.WARNING)
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(level, json_lines=log_format == "json")
     # the embedded Sail server logs through Rust's env_logger (RUST_LOG), read when it starts:
     # -q means errors only, its INFO/WARN lines included; its INFO lines only with -v
     if quiet:
         os.environ["RUST_LOG"] = "error"
+    elif log_format == "json":  # Rust's lines are not JSON: they would break a JSON log stream
+        os.environ.setdefault("RUST_LOG", "off")
     else:
         os.environ.setdefault("RUST_LOG", "debug" if verbose > 1 else "info" if verbose else "warn")
 
@@ -116,7 +172,7 @@ def _setup_logging(verbose: int, quiet: bool) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     verbose, quiet = getattr(args, "verbose", 0), getattr(args, "quiet", False)
-    _setup_logging(verbose, quiet)
+    _setup_logging(verbose, quiet, getattr(args, "log_format", "text"))
     say = (lambda _m: None) if quiet else (lambda m: print(m, flush=True))
     try:
         from pipelines import commands

@@ -14,6 +14,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import orjson
+
 from cdc_sources.spi import ConfigError, ConfigProblem
 from pipelines.config import PipelineConfig
 from pipelines.extras import require, require_engine
@@ -36,12 +38,15 @@ def _validate(args: argparse.Namespace, say: Say) -> int:
 
 def _capture(args: argparse.Namespace, say: Say) -> int:
     from pipelines.capture import run_capture, summarize
+    from pipelines.metrics import CaptureMetrics, serving
     from pipelines.shutdown import stop_on_signals
 
     loaded = load_validated(args.config)
-    with stop_on_signals() as stop:
+    mask_secrets(loaded.config)
+    metrics = CaptureMetrics()
+    with serving(metrics, args.metrics_port, say), stop_on_signals() as stop:
         results = run_capture(loaded.config, until_idle=args.until_idle, sources=args.source, progress=say,
-                              file=str(loaded.path), stop=stop)
+                              file=str(loaded.path), stop=stop, metrics=metrics)
     for name, result in results.items():
         say(summarize(name, result))
     return 0
@@ -84,34 +89,31 @@ def _silver_stream(args: argparse.Namespace, config: PipelineConfig, say: Say) -
 
 def _run(args: argparse.Namespace, say: Say) -> int:
     loaded = load_validated(args.config)
+    mask_secrets(loaded.config)
     require_engine(loaded.config.engine)
+    from pipelines.metrics import CaptureMetrics, serving
     from pipelines.shutdown import stop_on_signals
     from pipelines.silver_commands import run_continuously
 
-    with stop_on_signals() as stop:
-        return run_continuously(loaded.config, progress=say, stop=stop)
+    metrics = CaptureMetrics()
+    with serving(metrics, args.metrics_port, say), stop_on_signals() as stop:
+        return run_continuously(loaded.config, progress=say, stop=stop, metrics=metrics)
 
 
 def _status(args: argparse.Namespace, say: Say) -> int:
-    from bronze.offset_control import Control, read_control
-    from bronze.writer import BronzeWriter
+    from pipelines.status import pipeline_status, render
 
-    loaded = load_validated(args.config, secrets=False, connectors=False)  # reads bronze only
-    for spec in loaded.config.sources:
-        lake = loaded.config.lakehouse
-        writer = BronzeWriter(lake.root, spec.name, lake.storage_options or None)
-        stored = writer.recover()
-        writer.close()
-        control = read_control(lake.root, spec.name, lake.storage_options or None)
-        if control.control is Control.DECOMMISSION:
-            say(f"source {spec.name}: decommissioned at {control.at}; capture refuses it until a reset")
-        elif control.control is Control.RESET:
-            say(f"source {spec.name}: offsets reset at {control.at}; the next capture starts over")
-        elif stored is None:
-            say(f"source {spec.name}: nothing committed to bronze yet")
-        else:
-            state = "snapshot completed" if stored.snapshot_completed else "snapshot in progress"
-            say(f"source {spec.name}: batch {stored.batch}, {state}, offset {stored.offset}")
+    if args.lag_warn_bytes is not None and not args.source_lag:
+        raise ConfigError([ConfigProblem("status", "--lag-warn-bytes only applies with --source-lag")])
+    # bronze, the status files and silver progress need no password nor driver; --source-lag does
+    loaded = load_validated(args.config, secrets=args.source_lag, connectors=args.source_lag)
+    mask_secrets(loaded.config)
+    status = pipeline_status(loaded.config, source_lag=args.source_lag, lag_warn_bytes=args.lag_warn_bytes)
+    if args.json:
+        print(orjson.dumps(status.to_json(), option=orjson.OPT_INDENT_2).decode(), flush=True)
+    else:
+        for line in render(status):
+            say(line)
     return 0
 
 
@@ -120,6 +122,18 @@ def _maintain(args: argparse.Namespace, say: Say) -> int:
 
     loaded = load_validated(args.config, secrets=False, connectors=False)  # Delta tables only
     return maintain_command(loaded.config, args, say, file=str(loaded.path))
+
+
+def mask_secrets(config: PipelineConfig) -> None:
+    """Mask the sources' passwords in every log line (`pipelines.log_format`)."""
+    from pipelines.log_format import register_secret
+
+    for spec in config.sources:
+        if spec.connection.password is not None:
+            register_secret(spec.connection.password.get_secret_value())
+        for key, value in spec.options.items():
+            if "password" in key.lower() and isinstance(value, str):
+                register_secret(value)
 
 
 def _verify(args: argparse.Namespace, say: Say) -> int:

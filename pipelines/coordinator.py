@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +31,8 @@ from cdc_sources.spi import (
     SnapshotProgress,
     StreamItem,
 )
+from pipelines.metrics import SourceMetrics
+from pipelines.positions import offset_time_ms, source_position
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +79,9 @@ class _Buffer:
     schemas: list[SchemaVersion] = field(default_factory=list)
     checkpoint: dict[str, Any] | None = None
     since: float = 0.0
+    transactions: int = 0
+    """Source transactions ended in the batch (checkpoints after change events)."""
+    events_since_checkpoint: int = 0
     at_checkpoint: bool = True
 
     @property
@@ -122,7 +127,8 @@ class Coordinator:
 
     def __init__(self, session: CaptureSession, writer: BronzeWriter, stored: StoredOffset | None, *,
                  commit_interval_ms: int, commit_max_records: int, commit_max_bytes: int = 8 << 20,
-                 progress: ProgressFn | None = None, stop: threading.Event | None = None) -> None:
+                 progress: ProgressFn | None = None, stop: threading.Event | None = None,
+                 metrics: SourceMetrics | None = None) -> None:
         self.session = session
         self.stop = stop or threading.Event()
         self.writer = writer
@@ -131,11 +137,14 @@ class Coordinator:
         self.max_records = commit_max_records
         self.max_bytes = commit_max_bytes
         self.progress = progress or (lambda _msg: None)
+        self.metrics = metrics or SourceMetrics(writer.source, "unknown")
         self.result = CaptureResult()
         self._snapshot_completed = stored.snapshot_completed if stored else False
         self._offset: dict[str, Any] = dict(stored.offset) if stored else {}
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="bronze-commit")
-        self._inflight: tuple[Future[BronzeCommitResult | None], dict[str, Any] | None, bool] | None = None
+        self._inflight: _InFlight | None = None
+        self._ops: dict[str, int] = {}  # change events by op since the last report to the metrics
+        self._last_event: ChangeRecord | ChangeBlock | None = None
 
     def run(self, *, until_idle: bool) -> CaptureResult:
         started = time.monotonic()
@@ -156,12 +165,15 @@ class Coordinator:
             if removed:
                 self.progress(f"removed {removed} rows of an interrupted snapshot from bronze")
             self._snapshot_completed = False
+            self.metrics.snapshot_began()
             if not self._drain(self.session.snapshot(), snapshot=True):
                 return
             self._snapshot_completed = True
+            self.metrics.snapshot_ended()
         if plan.stream and self.stop.is_set():
             self.result.stopped = True  # asked to stop as the snapshot ended
         elif plan.stream:
+            self.metrics.streaming_began()
             self._drain(self.session.stream(until_idle=until_idle), snapshot=False)
         self._wait()
 
@@ -173,15 +185,24 @@ class Coordinator:
             if self.stop.is_set():
                 self._stop_reading(items, buf, snapshot)
                 return False
-            if self._inflight is not None and self._inflight[0].done():
+            if self._inflight is not None and self._inflight.future.done():
                 self._wait()  # acknowledge as soon as the commit is durable
             if type(item) is list:
                 buf.add_run(item)
+                self._seen(buf, item)
             elif isinstance(item, ChangeRecord | ChangeBlock):
                 buf.add(item)
+                self._seen(buf, (item,))
             elif isinstance(item, Checkpoint):
+                if item.idle and not snapshot and self._unchanged(buf, item.offset):
+                    self._wait()  # nothing new since the last commit: no empty bronze batch per idle run
+                    self.session.acknowledge(item.offset)  # durable already: the slot may still lag behind it
+                    self._transaction_end(buf, item, snapshot)
+                    buf.checkpoint = None
+                    continue
                 buf.checkpoint = item.offset
                 buf.at_checkpoint = True
+                self._transaction_end(buf, item, snapshot)
                 due = time.monotonic() - buf.since >= self.interval
                 if item.idle or snapshot or (due and (not buf.empty or item.offset != self._offset)):
                     self._commit(buf, snapshot)
@@ -193,6 +214,8 @@ class Coordinator:
             elif isinstance(item, SnapshotProgress):
                 elapsed = max(time.monotonic() - rate_start, 1e-6)
                 number = item.tables_done if item.table_done else item.tables_done + 1
+                self._report_events(snapshot)
+                self.metrics.snapshot_table(item.table, item.rows, item.tables_done, item.tables_total)
                 state = "done" if item.table_done else "reading"
                 self.progress(f"snapshot table {number}/{item.tables_total} {item.table}: {state}, "
                               f"{item.rows:,} rows ({item.rows / elapsed:,.0f} rows/s)")
@@ -205,10 +228,16 @@ class Coordinator:
                 self._commit(buf, snapshot)
             elif buf.size >= self.max_bytes:
                 self._stage(buf)
+        self._report_events(snapshot)
         if not buf.empty or buf.schemas or buf.checkpoint is not None:
             self._commit(buf, snapshot)
         self._wait()
         return True
+
+    def _unchanged(self, buf: _Buffer, offset: Mapping[str, Any]) -> bool:
+        """Whether committing ``buf`` at ``offset`` would add nothing to the last commit (in flight or done)."""
+        return (buf.empty and not buf.schemas and offset == self._offset
+                and (buf.checkpoint is None or buf.checkpoint == offset))
 
     def _stop_reading(self, items: Iterator[StreamItem], buf: _Buffer, snapshot: bool) -> None:
         """Stop: commit the buffer only if it ends at a transaction boundary, else abandon it.
@@ -217,6 +246,7 @@ class Coordinator:
         interrupted one anyway). The commit in flight finishes and is acknowledged.
         """
         self.result.stopped = True
+        self._report_events(snapshot)
         close = getattr(items, "close", None)
         if close is not None:
             close()  # the reader stops (a generator runs its cleanup)
@@ -227,12 +257,43 @@ class Coordinator:
         self._wait()
         self.progress(f"stopped: {self.result.abandoned} records read but not committed are left to the next run")
 
+    def _seen(self, buf: _Buffer, items: Sequence[ChangeRecord | ChangeBlock]) -> None:
+        """Count the change events among ``items`` (not transaction, heartbeat or history records)."""
+        ops = self._ops
+        for i in items:
+            if isinstance(i, ChangeBlock):
+                ops[i.op] = ops.get(i.op, 0) + len(i)
+                buf.events_since_checkpoint += len(i)
+                self._last_event = i
+            elif i.op is not None:
+                ops[i.op] = ops.get(i.op, 0) + 1
+                buf.events_since_checkpoint += 1
+                self._last_event = i
+
+    def _transaction_end(self, buf: _Buffer, checkpoint: Checkpoint, snapshot: bool) -> None:
+        """A checkpoint after change events ends a source transaction (streaming only)."""
+        self._report_events(snapshot)
+        if buf.events_since_checkpoint and not snapshot:
+            buf.transactions += 1
+            self.metrics.source_time(offset_time_ms(checkpoint.offset))
+        buf.events_since_checkpoint = 0
+
+    def _report_events(self, snapshot: bool) -> None:
+        """Hand the events counted since the last report to the metrics (once per checkpoint or
+        snapshot progress, not per record: the metrics take a lock)."""
+        last = self._last_event
+        if not self._ops or last is None:
+            return
+        position = str(last.positions[-1]) if isinstance(last, ChangeBlock) else last.position
+        self.metrics.events(self._ops, last.topic, position, snapshot=snapshot)
+        self._ops, self._last_event = {}, None
+
     def _stage(self, buf: _Buffer) -> None:
         """Hand the buffer's records to the commit thread to be written to data files."""
         records = prepare(buf.take_records())  # here, while the writer thread works on the last one
         self._wait()
         future: Future[BronzeCommitResult | None] = self._pool.submit(self.writer.stage, records)
-        self._inflight = (future, None, False)
+        self._inflight = _InFlight(future, None, False, 0, None)
 
     def _commit(self, buf: _Buffer, snapshot: bool) -> None:
         """Hand the buffer to the commit thread; at most one commit is in flight.
@@ -252,20 +313,22 @@ class Coordinator:
         self._wait()
         future: Future[BronzeCommitResult | None] = self._pool.submit(
             self.writer.commit, records, buf.schemas, offset, snapshot_completed=completed)
-        self._inflight = (future, offset if acknowledge else None, snapshot)
+        self._inflight = _InFlight(future, offset if acknowledge else None, snapshot, buf.transactions, offset)
         self._offset = dict(offset)
         buf.schemas, buf.checkpoint, buf.staged, buf.staged_position = [], None, 0, None
+        buf.transactions = 0
         buf.since = time.monotonic()
 
     def _wait(self) -> None:
         """Wait for the commit in flight, account for it and acknowledge its offset."""
         if self._inflight is None:
             return
-        future, ack, snapshot = self._inflight
-        self._inflight = None
+        inflight, self._inflight = self._inflight, None
+        future, ack, snapshot = inflight.future, inflight.acknowledge, inflight.snapshot
         result = future.result()
         if result is None:  # records staged, nothing committed yet
             return
+        self._account(result, inflight)
         self.result.batches += 1
         self.result.skipped_replays += result.records_skipped
         for topic, n in result.per_topic.items():
@@ -277,3 +340,35 @@ class Coordinator:
             self.result.streamed_records += result.records_written + result.records_skipped - private
         if ack is not None:
             self.session.acknowledge(ack)
+
+    def _account(self, result: BronzeCommitResult, inflight: _InFlight) -> None:
+        """Report a durable bronze commit to the metrics and, at -v, the log."""
+        records = result.records_written
+        self.metrics.committed(records=records, bytes_written=result.bytes_written,
+                               transactions=inflight.transactions)
+        position = source_position(inflight.offset or {})
+        log.info("source %s: bronze batch %d committed: %d records, %d bytes, %d transactions, position %s, "
+                 "committed at %s", self.writer.source, result.batch, records, result.bytes_written,
+                 inflight.transactions, position.text if position else "-",
+                 time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                 extra={"source": self.writer.source, "batch": result.batch, "records": records,
+                        "bytes": result.bytes_written, "transactions": inflight.transactions,
+                        "position": position.text if position else None})
+
+
+@dataclass(frozen=True)
+class _InFlight:
+    """The commit (or stage) the commit thread is working on.
+
+    Attributes:
+        acknowledge: the offset to acknowledge once it is durable (None: nothing to acknowledge).
+        snapshot: whether it holds snapshot records.
+        transactions: source transactions it ends.
+        offset: the offset it commits (None: a stage).
+    """
+
+    future: Future[BronzeCommitResult | None]
+    acknowledge: dict[str, Any] | None
+    snapshot: bool
+    transactions: int
+    offset: dict[str, Any] | None

@@ -28,6 +28,7 @@ from pyspark.sql import SparkSession
 
 from cdc_sources.spi import ConfigError, ConfigProblem, MissingDependencyError
 from pipelines.engine_spec import EngineSpec
+from pipelines.sail_memory import configure_sail_allocator
 from pipelines.spark_jars import DELTA_SPARK_PACKAGE, DELTA_SQL_CONF, local_jars
 
 __all__ = ["DELTA_SPARK_PACKAGE", "EngineSpec", "classic_conf", "create_session", "engine_session", "stop_session"]
@@ -103,6 +104,7 @@ def _apply_conf(spark: SparkSession, conf: dict[str, str]) -> SparkSession:
 
 
 def _sail_session(spec: EngineSpec) -> SparkSession:
+    configure_sail_allocator()  # before pysail is loaded: mimalloc reads its settings then
     try:
         from pysail.spark import SparkConnectServer
     except ImportError as exc:

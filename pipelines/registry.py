@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
-from cdc_sources.spi import ConfigProblem, Connector
+from cdc_sources.common.retention import Retention
+from cdc_sources.spi import ConfigError, ConfigProblem, Connector
 from pipelines.config import SourceSpec
 from pipelines.extras import CONNECTOR_DRIVERS, missing_dependency, require
 
@@ -60,3 +61,35 @@ def build_connector(spec: SourceSpec, path: str) -> tuple[Connector | None, list
         if missing is None:
             raise
         raise missing from exc
+
+
+RetentionProbe = Callable[[dict[str, Any]], Retention]
+
+
+def retention_probe(spec: SourceSpec, path: str) -> RetentionProbe:
+    """A function of a stored offset that connects to the source and measures the log it keeps
+    for the capture (`cdc_sources.common.retention.Retention`).
+
+    Raises:
+        ConfigError: the source's options are invalid.
+        MissingDependencyError: the connector's driver is not installed (names the extra).
+    """
+    extra, drivers = CONNECTOR_DRIVERS[spec.connector]
+    require(drivers, extra)
+    conn: dict[str, Any] = spec.connection.model_dump(exclude_none=True)
+    if spec.connector == "postgres":
+        from cdc_sources.postgres.config import build_postgres_config
+        from cdc_sources.postgres.retention import slot_retention
+
+        pg, problems = build_postgres_config(name=spec.name, connection=conn, options=spec.options, path=path)
+        if pg is None:
+            raise ConfigError(problems)
+        return lambda offset: slot_retention(pg, offset)
+    from cdc_sources.mysql.config import build_mysql_config
+    from cdc_sources.mysql.retention import binlog_retention
+
+    flavor: Literal["mysql", "mariadb"] = "mariadb" if spec.connector == "mariadb" else "mysql"
+    my, problems = build_mysql_config(name=spec.name, connection=conn, options=spec.options, path=path, flavor=flavor)
+    if my is None:
+        raise ConfigError(problems)
+    return lambda offset: binlog_retention(my, offset)

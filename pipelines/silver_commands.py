@@ -8,6 +8,7 @@ from collections.abc import Callable
 from cdc_sources.spi import ConfigError, ConfigProblem
 from pipelines.capture import run_capture
 from pipelines.config import PipelineConfig
+from pipelines.metrics import CaptureMetrics
 from pipelines.silver_runner import SilverRunResult, run_silver
 from pipelines.silver_stream import StreamRunResult, run_streams, stream_refusal, stream_trigger
 
@@ -55,17 +56,18 @@ def silver_summary(result: SilverRunResult) -> list[str]:
 
 
 def run_continuously(config: PipelineConfig, *, progress: Progress | None = None,
-                     stop: threading.Event | None = None) -> int:
+                     stop: threading.Event | None = None, metrics: CaptureMetrics | None = None) -> int:
     """Capture every source and build silver at the configured interval until interrupted.
 
     Setting ``stop`` (`pipelines.shutdown`) stops capture cleanly and silver after its pass.
+    The capture's numbers go to ``metrics`` (`pipelines.metrics`).
     """
     stop = stop if stop is not None else threading.Event()
     failure: list[BaseException] = []
 
     def capture() -> None:
         try:
-            run_capture(config, until_idle=False, progress=progress, stop=stop)
+            run_capture(config, until_idle=False, progress=progress, stop=stop, metrics=metrics)
         except BaseException as exc:  # reported by the main thread
             failure.append(exc)
         finally:

@@ -73,25 +73,47 @@ class TableRunResult:
     seconds: float = 0.0
 
 
+LOOP_PASSES_KEPT = 100
+"""How many passes' table results a looping run keeps (older ones are dropped, their failures counted):
+a run that loops for weeks must not grow."""
+
+
 @dataclass
 class SilverRunResult:
-    """Every pass of a run, table by table."""
+    """The passes of a run, table by table: every pass, or the last ``kept`` table results.
+
+    Attributes:
+        passes: passes run.
+        tables: the table results kept, in pass order.
+        kept: how many table results to keep (None: all).
+        failures: failed table results, counted over every pass (kept or not).
+    """
 
     passes: int = 0
     tables: list[TableRunResult] = field(default_factory=list)
+    kept: int | None = None
+    failures: int = 0
+
+    def add(self, results: Sequence[TableRunResult]) -> None:
+        """Record one pass's results, dropping the oldest beyond ``kept``."""
+        self.passes += 1
+        self.tables += results
+        self.failures += sum(1 for t in results if t.status == "failed")
+        if self.kept is not None and len(self.tables) > self.kept:
+            del self.tables[: len(self.tables) - self.kept]
 
     @property
     def errors(self) -> list[TableRunResult]:
-        """The failed table results."""
+        """The failed table results among those kept."""
         return [t for t in self.tables if t.status == "failed"]
 
     @property
     def ok(self) -> bool:
-        """True if no table failed."""
-        return not self.errors
+        """True if no table failed in any pass."""
+        return self.failures == 0
 
     def for_table(self, table: str) -> list[TableRunResult]:
-        """The results of one table, in pass order."""
+        """The kept results of one table, in pass order."""
         return [t for t in self.tables if t.table == table]
 
 
@@ -113,7 +135,8 @@ def run_silver(*, root: str, engine: EngineSpec, tables: Sequence[SilverTable], 
                sources: Mapping[str, str], once: bool, progress: Callable[[str], None] | None = None,
                storage_options: Mapping[str, str] | None = None, stop: threading.Event | None = None,
                spark: SparkSession | None = None) -> SilverRunResult:
-    """Run the silver tables (see module doc); returns every pass's per-table results.
+    """Run the silver tables (see module doc); returns the per-table results of every pass (looping: of the
+    last `LOOP_PASSES_KEPT` passes; failures are counted over all of them).
 
     Args:
         root: the lakehouse root (bronze under ``<root>/bronze``).
@@ -133,12 +156,11 @@ def run_silver(*, root: str, engine: EngineSpec, tables: Sequence[SilverTable], 
     owners = {t.table: source_of_topic(t.source, sources) for t in tables}
     session = spark if spark is not None else create_session(engine)
     say = progress or (lambda _line: None)
-    result = SilverRunResult()
+    result = SilverRunResult(kept=None if once else LOOP_PASSES_KEPT * max(1, len(tables)))
     try:
         runner = _Runner(session, root, options, dict(storage_options or options.storage_options), say)
         while True:
-            result.tables += runner.run_pass(tables, owners)
-            result.passes += 1
+            result.add(runner.run_pass(tables, owners))
             if once or (stop is not None and stop.wait(options.interval_seconds)):
                 break
             if stop is None:
@@ -169,7 +191,7 @@ class _Runner:
         for decl in tables:
             source = owners[decl.table]
             if source not in cuts:  # one look at the source's offsets per pass
-                cuts[source] = committed_cut(self.spark, self.root, source)
+                cuts[source] = committed_cut(self.spark, self.root, source, self.storage)
             started = time.monotonic()
             res = self._run_table(decl, source, run_id, cache, cuts)
             res = _with_seconds(res, time.monotonic() - started)

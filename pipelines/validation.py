@@ -16,6 +16,7 @@ from cdc_sources.common.options import kafka_connect_warnings
 from cdc_sources.spi import ConfigError, ConfigProblem, Connector
 from pipelines.config import PipelineConfig, SourceSpec, nearest_line, pydantic_problems, read_yaml, redact
 from pipelines.cross_checks import cross_entry_problems, truncate_warnings
+from pipelines.paths import resolve_paths
 from pipelines.registry import build_connector
 
 __all__ = ["ConfigError", "ValidatedPipeline", "load_validated"]
@@ -76,7 +77,7 @@ def load_validated(path: str | Path, *, env: Mapping[str, str] | None = None,
             log.warning("%s", warning)
     for warning in truncate_warnings(config, lines, file=file):
         log.warning("%s", warning)
-    return ValidatedPipeline(config, path, built)
+    return ValidatedPipeline(resolve_paths(config, path.parent), path, built)
 
 
 def _missing_connection_key(problem: ConfigProblem) -> bool:

@@ -12,7 +12,9 @@ so a join across them never sees half of a source transaction:
    (the end of the last complete transaction). Rows of the transaction still open at the cut
    wait for the next run. Snapshot rows (no ``lsn_commit``) belong to the completed snapshot.
 
-Cost: one read of the offsets table per source and run, plus one aggregate per table over
+Cost: one look at the offsets table's newest commits per source and run (its commit metadata
+names the batch and offset, read with delta-rs; the table gains a file per capture batch, so
+reading its rows would cost more every pass), plus one aggregate per table over
 the new bronze rows' ``seq``/``batch``/``position`` columns; and tables advance only as far as
 the last complete transaction. The tables are still committed one after another: during a
 run a reader can see some tables at the new cut and some at the previous one; after the run,
@@ -21,15 +23,22 @@ all are at the same cut (the progress records name the batch).
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as sf
 
-from bronze.schema import offsets_path
+from bronze.schema import META_BATCH, META_OFFSET, META_SNAPSHOT_COMPLETED, offsets_path
 from silver.delta_io import read_delta_or_none
+
+log = logging.getLogger(__name__)
+
+_RECENT_COMMITS = 10
+"""How many of the offsets table's newest commits are searched for the batch metadata."""
 
 __all__ = ["SourceCut", "committed_cut", "cut_upto_seq"]
 
@@ -49,19 +58,50 @@ class SourceCut:
     snapshot_completed: bool
 
 
-def committed_cut(spark: SparkSession, root: str, source: str) -> SourceCut | None:
-    """The source's newest committed batch, or None if nothing was committed yet."""
-    df = read_delta_or_none(spark, offsets_path(root, source))
+def committed_cut(spark: SparkSession, root: str, source: str,
+                  storage_options: Mapping[str, str] | None = None) -> SourceCut | None:
+    """The source's newest committed batch, or None if nothing was committed yet.
+
+    Read from the offsets table's newest commit (delta-rs, no data file opened); with a store
+    delta-rs cannot read, or commits without the batch metadata, from its rows with Spark.
+    """
+    path = offsets_path(root, source)
+    try:
+        found = _cut_from_log(path, storage_options)
+    except Exception as exc:  # delta-rs cannot read the store: Spark reads the rows
+        log.info("delta-rs cannot read %s (%s); reading the offsets with Spark", path, exc)
+        found = "unknown"
+    if found != "unknown":
+        return found
+    df = read_delta_or_none(spark, path)
     if df is None:
         return None
     rows = df.orderBy(sf.col("batch").desc()).limit(1).collect()
     if not rows:
         return None
-    offset: dict[str, Any] = orjson.loads(rows[0]["offset"])
+    return _cut(int(rows[0]["batch"]), orjson.loads(rows[0]["offset"]), bool(rows[0]["snapshot_completed"]))
+
+
+def _cut_from_log(path: str, storage_options: Mapping[str, str] | None) -> SourceCut | Literal["unknown"] | None:
+    """The cut from the newest commit's metadata; None without a table, "unknown" without the metadata."""
+    from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
+
+    try:
+        table = DeltaTable(path, storage_options=dict(storage_options) if storage_options else None)
+    except TableNotFoundError:
+        return None
+    for commit in table.history(_RECENT_COMMITS):
+        if META_OFFSET in commit and META_BATCH in commit:
+            return _cut(int(commit[META_BATCH]), orjson.loads(commit[META_OFFSET]),
+                        commit.get(META_SNAPSHOT_COMPLETED) == "true")
+    return "unknown"
+
+
+def _cut(batch: int, offset: dict[str, Any], snapshot_completed: bool) -> SourceCut:
     lsn = offset.get("lsn")
     in_snapshot = bool(offset.get("snapshot"))
-    return SourceCut(int(rows[0]["batch"]), None if lsn is None or in_snapshot else int(lsn),
-                     bool(rows[0]["snapshot_completed"]))
+    return SourceCut(batch, None if lsn is None or in_snapshot else int(lsn), snapshot_completed)
 
 
 def cut_upto_seq(spark: SparkSession, bronze_path: str, after_seq: int, cut: SourceCut) -> int | None:

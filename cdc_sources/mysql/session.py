@@ -243,7 +243,7 @@ class MySqlCaptureSession:
             headers=self.headers, skip_unchanged=bool(o("skip.messages.without.change")),
         )
         reader = MySqlStreamReader(settings, self.source, self._open_binlog, self._codec_for, self._ddl, gtids,
-                                   self._heartbeat_action, resume)
+                                   self._heartbeat_action, resume, binlog_end=self._binlog_end)
         yield from reader.items(until_idle=until_idle)
 
     def _resume(self) -> BinlogResume:
@@ -255,6 +255,10 @@ class MySqlCaptureSession:
             return BinlogResume(s.file, s.pos, s.gtids or "", s.event, s.row)
         here = connection.current_position(self.conn, self.server)
         return BinlogResume(here.file, here.pos, here.gtids)
+
+    def _binlog_end(self) -> tuple[str, int]:
+        here = connection.current_position(self.conn, self.server)
+        return here.file, here.pos
 
     def _open_binlog(self, file: str, pos: int, blocking: bool) -> Any:
         return connection.open_binlog_stream(

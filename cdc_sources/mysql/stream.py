@@ -160,14 +160,19 @@ class MySqlStreamReader:
         open_binlog: opens a python-mysql-replication ``BinLogStreamReader`` at (file, pos,
             blocking); injected so the session owns connection settings and credentials. The
             reader always blocks, with server heartbeats every ``poll.interval.ms``: a heartbeat
-            means the server has sent everything, which is how ``--until-idle`` ends. (A
-            non-blocking dump of MariaDB drops the connection on large transactions, and the
-            library then re-reads them from their start, forever.)
+            means the server has sent everything. (A non-blocking dump of MariaDB drops the
+            connection on large transactions, and the library then re-reads them from their
+            start, forever.)
         codec_for: the codec of a table's current version, or None if the table is not captured.
         ddl: applies DDL and returns its records.
         gtids: the completed GTID set, updated at each commit.
         heartbeat_action: runs ``heartbeat.action.query`` (or nothing).
         resume: where to start.
+        binlog_end: the server's binlog end (file, position) right now, for ``--until-idle``:
+            the run ends once everything up to the end read when streaming started has been
+            handled and no transaction is open (at once, without opening the binlog, when the
+            resume position is already there), or at a heartbeat, whichever comes first. None:
+            only a heartbeat ends it.
 
     Driver errors while reading (the server went away, refused the reconnection, killed the
     dump thread) are raised as `cdc_sources.mysql.errors.classify` classifies them: a lost or
@@ -182,6 +187,7 @@ class MySqlStreamReader:
     gtids: GtidTracker
     heartbeat_action: Callable[[], None]
     resume: BinlogResume
+    binlog_end: Callable[[], tuple[str, int]] | None = None
     _out: list[StreamItem] = field(default_factory=list, init=False)
     _run: list[ChangeRecord] = field(default_factory=list, init=False)
     _tx: _Tx | None = field(default=None, init=False)
@@ -192,7 +198,6 @@ class MySqlStreamReader:
     _skip_events: int = field(default=0, init=False)
     _skip_rows: int = field(default=0, init=False)
     _announced: set[str] = field(default_factory=set, init=False)
-    _idle_at: dict[str, Any] | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self._file = self.resume.file
@@ -216,6 +221,10 @@ class MySqlStreamReader:
         }
         last_heartbeat = time.monotonic()
         pos = self.resume.pos
+        target = self._idle_target() if until_idle else None
+        if target is not None and self._reached(target, pos):  # nothing to read: no binlog dump at all
+            yield Checkpoint(self._idle_offset(pos), idle=True)
+            return
         while True:  # reopened only if the server ends the dump (a lost connection raises)
             # inside a transaction, reopen at its start: the events already handled are skipped
             stream = self.open_binlog(self._file, self._tx.begin_pos if self._tx is not None else pos, True)
@@ -231,11 +240,9 @@ class MySqlStreamReader:
                         if self._tx is None:
                             yield from self._drain()
                             # the server heartbeats every poll.interval.ms while there is nothing to send:
-                            # an idle checkpoint is only news when the position moved (each one is a commit)
-                            idle_at = self._idle_offset(pos)
-                            if until_idle or idle_at != self._idle_at:
-                                self._idle_at = idle_at
-                                yield Checkpoint(idle_at, idle=True)
+                            # a checkpoint each time lets the coordinator notice a stop request (it commits
+                            # one only when the position moved)
+                            yield Checkpoint(self._idle_offset(pos), idle=True)
                             if until_idle:
                                 return
                         continue
@@ -255,8 +262,24 @@ class MySqlStreamReader:
                         pos = int(packet.log_pos)
                     if self._out:
                         yield from self._drain()
+                    if target is not None and self._tx is None and packet.log_pos and self._reached(target, pos):
+                        yield Checkpoint(self._idle_offset(pos), idle=True)
+                        return
             finally:
                 stream.close()
+
+    def _idle_target(self) -> tuple[int, int] | None:
+        """The binlog end as (file number, position), if the session can tell it."""
+        if self.binlog_end is None:
+            return None
+        file, pos = self.binlog_end()
+        return file_number(file), pos
+
+    def _reached(self, target: tuple[int, int], pos: int) -> bool:
+        """Whether ``pos`` of the current file, outside a resumed transaction, is at or past ``target``."""
+        if self._tx is not None or self._skip_events or self._skip_rows:
+            return False
+        return (file_number(self._file), pos) >= target
 
     def _drain(self) -> Iterator[StreamItem]:
         self._flush_run()

@@ -50,6 +50,8 @@ _LSN_MARK = 0xFEDCBA9876543210  # no real LSN: marks where a row's LSN goes in a
 _NO_RUN = b"\xff"  # no message starts with it: the run prefix while no run is open
 _RUN_WAIT_S = 0.01
 """How long a pending insert run waits for more messages before it is rendered."""
+_CAUGHT_UP_WAIT_S = 0.05
+"""The longest wait for the walsender's keepalive when checking whether the stream is caught up."""
 
 
 @dataclass
@@ -280,7 +282,8 @@ class PostgresStreamReader:
         if int(self.cursor.wal_end or 0) >= self._target:
             return True
         self.cursor.send_feedback(reply=True)
-        time.sleep(0.05)
+        # the walsender answers with a keepalive carrying its position: wait for it, not longer
+        select.select([self.cursor], [], [], _CAUGHT_UP_WAIT_S)
         self._pending = self.cursor.read_message()
         if self._pending is not None:  # new data arrived: not idle, process it next
             return False

@@ -109,7 +109,7 @@ def test_silver_needs_no_connector_driver(tmp_path):
 def test_status_needs_no_extra(tmp_path):
     code, out, err, loaded = run_blocked((*SPARK, *PG_DRIVERS, *MYSQL_DRIVERS), "status", "-c", pg_file(tmp_path))
     assert code == 0, err
-    assert "source pg: nothing committed to bronze yet" in out
+    assert "source pg (postgres): never run, nothing committed to bronze yet" in out
     assert not loaded
 
 

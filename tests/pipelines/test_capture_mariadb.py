@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -10,7 +12,7 @@ import pymysql
 import pytest
 from deltalake import DeltaTable
 
-from bronze.schema import history_path, topic_path
+from bronze.schema import history_path, offsets_path, topic_path
 from pipelines.capture import run_capture
 from pipelines.config import parse_pipeline
 
@@ -218,6 +220,18 @@ def test_filters_masks_query_and_heartbeats(mariadb_db, tmp_path):
 
     with pytest.raises(TableNotFoundError):
         DeltaTable(topic_path(root, f"my.{name}.skipped"))
+    # heartbeats are emitted while streaming; a caught-up --until-idle run ends before the first
+    stop = threading.Event()
+    runner = threading.Thread(target=run_capture, args=(cfg,), kwargs={"until_idle": False, "stop": stop})
+    runner.start()
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not (Path(topic_path(root, "__debezium-heartbeat.my")) / "_delta_log"
+                                                   ).is_dir():
+            time.sleep(0.1)
+    finally:
+        stop.set()
+        runner.join(60)
     beats = values(rows(root, "__debezium-heartbeat.my"))
     assert beats and set(beats[0]) == {"ts_ms"}
     assert orjson.loads(rows(root, "__debezium-heartbeat.my")[0]["key"]) == {"serverName": "my"}
@@ -293,6 +307,42 @@ def test_an_idle_source_does_not_commit_its_unchanged_offset_at_every_heartbeat(
         while time.monotonic() < deadline and len(rows(str(root), f"my.{name}.t")) < 2:
             time.sleep(0.2)
         assert [orjson.loads(r["key"])["id"] for r in rows(str(root), f"my.{name}.t")] == [1, 2]
+        time.sleep(1)  # idle again: a stop request is still noticed between heartbeats
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=15) == 0, proc.stderr.read()
     finally:
-        proc.send_signal(signal.SIGINT)
+        if proc.poll() is None:
+            proc.kill()
         proc.communicate(timeout=60)
+
+
+def test_until_idle_ends_at_the_binlog_end_without_waiting_for_a_server_heartbeat(mariadb_db, tmp_path):
+    """``--until-idle`` ends once everything written before it started is handled: the server's
+    heartbeat (every poll.interval.ms while there is nothing to send) is not what ends it, so a
+    long poll interval does not hold a scheduled run up, whether there are changes or none."""
+    root, name = str(tmp_path / "lake"), mariadb_db["database"]
+    execute(mariadb_db, "CREATE TABLE t (id INT PRIMARY KEY)", "INSERT INTO t VALUES (1)")
+    cfg = pipeline(root, mariadb_db, **{"poll.interval.ms": "120000"})
+
+    def capture() -> Any:
+        results: list[Any] = []
+        runner = threading.Thread(target=lambda: results.append(run_capture(cfg, until_idle=True)["my"]),
+                                  daemon=True)
+        runner.start()
+        runner.join(60)  # half the poll interval: a run waiting for a heartbeat is still running
+        assert not runner.is_alive(), "capture --until-idle waited for a server heartbeat"
+        return results[0]
+
+    assert capture().per_topic[f"my.{name}.t"] == 1
+    offsets = DeltaTable(offsets_path(root, "my"))
+    version = offsets.version()
+    for _ in range(2):  # caught up: ends at once and commits nothing
+        idle = capture()
+        assert (idle.batches, idle.streamed_records) == (0, 0)
+    offsets.update_incremental()
+    assert offsets.version() == version
+    execute(mariadb_db, "INSERT INTO t VALUES (2)", "INSERT INTO t VALUES (3)")
+    assert capture().per_topic == {f"my.{name}.t": 2}
+    assert [orjson.loads(r["key"])["id"] for r in rows(root, f"my.{name}.t")] == [1, 2, 3]
+    execute(mariadb_db, "INSERT INTO t VALUES (4)")
+    assert capture().per_topic == {f"my.{name}.t": 1}

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
+
 import orjson
 import psycopg
 import pytest
 from deltalake import DeltaTable
 
-from bronze.schema import topic_path
+from bronze.schema import offsets_path, topic_path
 from pipelines.capture import run_capture
 from pipelines.config import parse_pipeline
 
@@ -150,3 +152,26 @@ def test_a_parallel_snapshot_hands_off_to_the_stream_without_gap_or_duplicate(pg
             ids = sorted(orjson.loads(r["key"])["id"] for r in data)
             assert ids == expected, name  # no gap, no duplicate
             assert {r["op"] for r in data} <= {"r", "c"}
+
+
+def test_a_caught_up_run_adds_no_bronze_commit_and_the_next_change_is_captured(pg_db, tmp_path):
+    """Scheduled ``--until-idle`` runs with nothing to capture leave bronze as it was (no empty
+    offsets commit per run), and resume exactly where the last commit left off."""
+    root = str(tmp_path / "lake")
+    with psycopg.connect(pg_db, autocommit=True) as conn:
+        conn.execute("CREATE TABLE items (id int PRIMARY KEY, name text)")
+        conn.execute("INSERT INTO items VALUES (1, 'a')")
+    cfg = pipeline(root, pg_db)
+    run_capture(cfg, until_idle=True)
+    run_capture(cfg, until_idle=True)  # streams once: stores a streaming offset
+    for _ in range(3):
+        assert run_capture(cfg, until_idle=True)["pg"].streamed_records == 0
+    # WAL written elsewhere on the server (other databases, checkpoints) may move the position:
+    # then a commit stores the new one; a commit that repeats the last offset stores nothing new
+    stored = [c["cdc.offset"] for c in reversed(DeltaTable(offsets_path(root, "pg")).history())
+              if "cdc.offset" in c]
+    assert all(a != b for a, b in itertools.pairwise(stored)), stored
+    with psycopg.connect(pg_db, autocommit=True) as conn:
+        conn.execute("INSERT INTO items VALUES (2, 'b')")
+    assert run_capture(cfg, until_idle=True)["pg"].streamed_records == 1
+    assert [orjson.loads(r["key"])["id"] for r in rows(root, "pg.public.items")] == [1, 2]

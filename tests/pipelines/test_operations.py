@@ -180,7 +180,8 @@ def test_decommission_drops_slot_and_publication_and_capture_refuses_until_reset
     assert f"source {PREFIX} was decommissioned" in err and "reset" in err and "Traceback" not in err
     assert _slot_row(pg_db, slot) is None  # the refused capture created nothing
     assert main(["status", "-c", str(config)]) == 0
-    assert f"source {PREFIX}: decommissioned at 20" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"source {PREFIX} (postgres): decommissioned" in out and "decommissioned at 20" in out
     assert main(["reset", "-c", str(config), "--source", PREFIX, "--yes"]) == 0
     assert main(["status", "-c", str(config)]) == 0
     assert "offsets reset at 20" in capsys.readouterr().out

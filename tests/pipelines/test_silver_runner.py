@@ -8,8 +8,9 @@ import time
 import pytest
 
 from cdc_sources.spi import ConfigError
+from pipelines import silver_runner
 from pipelines.engine import EngineSpec
-from pipelines.silver_runner import run_silver, source_of_topic
+from pipelines.silver_runner import SilverRunResult, TableRunResult, run_silver, source_of_topic
 from silver.bronze_reader import bronze_files, plan_range, read_range
 from silver.declarations import SilverOptions, SilverTable
 from tests.silver.bronze_builder import BronzeBuilder, int32, string
@@ -21,6 +22,20 @@ def test_source_of_topic_takes_the_longest_prefix():
     assert source_of_topic("shop.eu.public.t", sources) == "shop_eu"
     with pytest.raises(ConfigError, match="does not start with the topic prefix of any source"):
         source_of_topic("other.public.t", sources)
+
+
+def test_a_looping_run_keeps_its_last_results_and_counts_every_failure():
+    result = SilverRunResult(kept=2)
+    result.add([TableRunResult("a", "s.a", "failed", error="boom"), TableRunResult("b", "s.b", "applied")])
+    for _ in range(5):
+        result.add([TableRunResult("a", "s.a", "applied", events=1), TableRunResult("b", "s.b", "up_to_date")])
+    assert result.passes == 6 and len(result.tables) == 2
+    assert [t.status for t in result.tables] == ["applied", "up_to_date"]
+    assert not result.ok and result.failures == 1 and result.errors == []
+    everything = SilverRunResult()
+    for _ in range(5):
+        everything.add([TableRunResult("a", "s.a", "applied")])
+    assert len(everything.tables) == 5 and everything.ok
 
 
 def _builder(root: str, table: str = "t") -> BronzeBuilder:
@@ -71,7 +86,8 @@ def test_increments_read_only_new_bronze_files(tmp_path, capsys, spark, engine):
 
 
 @pytest.mark.spark
-def test_loop_mode_runs_passes_until_stopped(tmp_path):
+def test_loop_mode_runs_passes_until_stopped(tmp_path, monkeypatch):
+    monkeypatch.setattr(silver_runner, "LOOP_PASSES_KEPT", 1000)
     root = str(tmp_path)
     b = _builder(root)
     b.insert({"id": 1, "v": "a"}).commit()
@@ -94,6 +110,32 @@ def test_loop_mode_runs_passes_until_stopped(tmp_path):
     assert result.passes >= 2
     assert sum(t.upserts for t in result.tables) == 2
     assert {t.status for t in result.tables} <= {"applied", "up_to_date"}
+
+
+@pytest.mark.spark
+def test_a_looping_run_does_not_keep_every_pass(tmp_path, monkeypatch):
+    monkeypatch.setattr(silver_runner, "LOOP_PASSES_KEPT", 3)
+    root = str(tmp_path)
+    b = _builder(root)
+    b.insert({"id": 1, "v": "a"}).commit()
+    stop = threading.Event()
+    out = {}
+
+    def go():
+        out["r"] = run_silver(root=root, engine=EngineSpec(), tables=[SilverTable(table="t", source=b.topic)],
+                              options=SilverOptions(interval_seconds=0.05), sources={"shop": "shop"}, once=False,
+                              stop=stop)
+
+    thread = threading.Thread(target=go)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not list((tmp_path / "silver" / "_cdc" / "progress").glob("t/_delta_log")):
+        time.sleep(0.2)
+    time.sleep(3)
+    stop.set()
+    thread.join(60)
+    result = out["r"]
+    assert result.passes > 3 and len(result.tables) == 3 and result.ok
 
 
 @pytest.mark.spark

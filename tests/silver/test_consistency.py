@@ -69,3 +69,28 @@ def test_table_consistency_is_the_default(builder, run, silver):
     result = run(*decls)  # no offsets at all: each table applies what bronze has
     assert result.tables[0].status == "applied" and result.tables[1].status == "waiting"
     assert rows(silver("orders"), "id") == [(1,)]
+
+
+def test_the_cut_comes_from_the_offsets_log_not_its_rows(spark, root):
+    """The offsets table gains a data file per capture batch: the cut is read from its newest
+    commit's metadata (as the capture writes it), so a pass costs the same however many there are."""
+    from pathlib import Path
+
+    from bronze.schema import offsets_path
+    from bronze.writer import BronzeWriter
+    from silver.consistency import SourceCut, committed_cut
+
+    writer = BronzeWriter(root, "shop")
+    try:
+        writer.recover()
+        writer.commit([], [], {"lsn": 10, "snapshot": True}, snapshot_completed=False)
+        writer.commit([], [], {"lsn": 300, "txId": 7}, snapshot_completed=True)
+    finally:
+        writer.close()
+    expected = SourceCut(2, 300, True)
+    assert committed_cut(spark, root, "shop") == expected
+    data_files = list(Path(offsets_path(root, "shop")).glob("*.parquet"))
+    assert len(data_files) == 2
+    for f in data_files:  # no row is read: the cut stays readable without them
+        f.unlink()
+    assert committed_cut(spark, root, "shop") == expected
