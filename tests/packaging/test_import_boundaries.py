@@ -113,6 +113,14 @@ def test_status_needs_no_extra(tmp_path):
     assert not loaded
 
 
+def test_maintain_needs_no_extra(tmp_path):
+    """maintain works on Delta tables with delta-rs: no Spark, no driver, no database secret."""
+    code, out, err, loaded = run_blocked((*SPARK, *PG_DRIVERS, *MYSQL_DRIVERS), "maintain", "-c", pg_file(tmp_path))
+    assert code == 0, err
+    assert "bronze side table _cdc/pg/offsets: " in out
+    assert not loaded
+
+
 def test_demo_without_its_extra_names_it(tmp_path):
     code, _, err, _ = run_blocked(("pysail",), "demo", "--dir", str(tmp_path / "demo"))
     assert code == 2, err
