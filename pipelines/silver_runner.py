@@ -31,7 +31,8 @@ from silver.declarations import SilverOptions, SilverTable
 from silver.delta_io import is_missing_table_error
 from silver.increment import apply_increment
 from silver.progress import Progress, ProgressStore
-from silver.schema_history import TopicSchema, load_topic_schemas
+from silver.schema_cache import SchemaCache
+from silver.schema_history import load_topic_schemas
 from silver.target import SilverTarget
 
 __all__ = ["SilverRunResult", "TableRunResult", "run_silver", "source_of_topic"]
@@ -185,7 +186,7 @@ class _Runner:
 
     def run_pass(self, tables: Sequence[SilverTable], owners: Mapping[str, str]) -> list[TableRunResult]:
         run_id = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
-        cache: dict[tuple[str, str], list[TopicSchema]] = {}
+        cache: dict[str, SchemaCache] = {}  # per source
         cuts: dict[str, SourceCut | None] = {}
         out = []
         for decl in tables:
@@ -200,7 +201,7 @@ class _Runner:
         return out
 
     def _run_table(self, decl: SilverTable, source: str, run_id: str,
-                   cache: dict[tuple[str, str], list[TopicSchema]],
+                   cache: dict[str, SchemaCache],
                    cuts: dict[str, SourceCut | None]) -> TableRunResult:
         try:
             return self._apply(decl, source, run_id, cache, cuts)
@@ -227,7 +228,7 @@ class _Runner:
             return "missing"
         return plan_range(files, after, upto_seq=upto, max_rows=self.options.max_bronze_rows_per_run)
 
-    def _apply(self, decl: SilverTable, source: str, run_id: str, cache: dict[tuple[str, str], list[TopicSchema]],
+    def _apply(self, decl: SilverTable, source: str, run_id: str, cache: dict[str, SchemaCache],
                cuts: dict[str, SourceCut | None]) -> TableRunResult:
         previous = self.store.read(decl.table)
         after = previous.last_seq if previous else 0
@@ -248,8 +249,9 @@ class _Runner:
             return TableRunResult(decl.table, decl.source, "waiting", seq_from=after)
         if rng is None:
             return TableRunResult(decl.table, decl.source, "up_to_date", seq_from=after)
-        ctx = ApplyContext(self.spark, self.options, run_id, self.state, self.quarantine,
-                           lambda topic: _schemas(self.spark, self.root, source, topic, cache))
+        schemas = cache.setdefault(source, SchemaCache(
+            lambda topic: load_topic_schemas(self.spark, self.root, source, topic)))
+        ctx = ApplyContext(self.spark, self.options, run_id, self.state, self.quarantine, schemas)
         target = SilverTarget.for_declaration(self.root, decl)
         bronze = read_range(self.spark, topic_path(self.root, decl.source), rng)
         res = apply_increment(ctx, decl, target, bronze, expected_keys=previous.keys if previous else None)
@@ -259,13 +261,6 @@ class _Runner:
         return TableRunResult(decl.table, decl.source, "applied", res.events, res.upserts, res.deletes,
                               res.quarantined, res.truncates, rng.after_seq, rng.upto_seq, rng.files_read,
                               rng.files_total, tuple(res.schema_changes))
-
-
-def _schemas(spark: SparkSession, root: str, source: str, topic: str,
-             cache: dict[tuple[str, str], list[TopicSchema]]) -> list[TopicSchema]:
-    if (source, topic) not in cache:
-        cache[(source, topic)] = load_topic_schemas(spark, root, source, topic)
-    return cache[(source, topic)]
 
 
 def _with_seconds(res: TableRunResult, seconds: float) -> TableRunResult:

@@ -36,6 +36,7 @@ from pyspark.sql import functions as sf
 from pyspark.sql.types import StructField, StructType
 
 from silver.decode import KEY, KIND, NEWKEY, OLDKEY, OP, REASON, SEQ, TS, UNAVAILABLE, DecodePlan
+from silver.name_lists import names_where
 from silver.scan import Truncate
 from silver.sql import column
 
@@ -261,8 +262,8 @@ def _last_values(fixed: DataFrame, before: DataFrame, plan: DecodePlan) -> DataF
         from_before = bf_row.isNotNull() & ~sf.coalesce(sf.array_contains(bf_row["u"], n), sf.lit(False))
         value = sf.when(from_up, up_row[f"v{i}"]).when(from_before, bf_row[f"v{i}"])
         values[n] = sf.when(is_delete, value).otherwise(column(n))
-        unknown.append(sf.when(~from_up & ~from_before, sf.lit(n)))
-    listed = sf.filter(sf.array(*unknown), lambda x: x.isNotNull()) if unknown else sf.array().cast("array<string>")
+        unknown.append((n, ~from_up & ~from_before))
+    listed = names_where(unknown)
     known = up_row.isNotNull() | bf_row.isNotNull()
     # null: nothing is known (a tombstone, a key-only image and no upsert): the MERGE keeps every silver value
     values[UNAVAILABLE] = (
@@ -294,9 +295,9 @@ def before_image(deletes: DataFrame, plan: DecodePlan) -> DataFrame:
         placeholder = c.unavailable(raw[i], sid, plan.placeholder)
         not_known = bad if placeholder is None else bad | placeholder
         values.append(sf.when(~not_known, final).alias(f"v{i}"))
-        unknown.append(sf.when(not_known, sf.lit(c.silver)))
+        unknown.append((c.silver, not_known))
         full = full | raw[i].isNotNull()
-    listed = sf.filter(sf.array(*unknown), lambda x: x.isNotNull()) if unknown else sf.array().cast("array<string>")
+    listed = names_where(unknown)
     return decoded.select(SEQ, sf.when(full, sf.struct(*values, listed.alias("u"))).alias("__bf"))
 
 
@@ -360,8 +361,8 @@ def from_old_key(fixed: DataFrame, good: DataFrame, plan: DecodePlan, target: Da
         silver_value = column(f"__t_{n}") if n in in_target else sf.lit(None).cast(types[n])
         found = sf.coalesce(column(f"__o_{n}")["v"], silver_value)
         moved = moved.withColumn(n, sf.when(flagged, found).otherwise(column(n)))
-        still.append(sf.when(sf.array_contains(sf.col(UNAVAILABLE), n) & (~flagged | found.isNull()), sf.lit(n)))
-    return moved.withColumn(UNAVAILABLE, sf.filter(sf.array(*still), lambda x: x.isNotNull()))
+        still.append((n, sf.array_contains(sf.col(UNAVAILABLE), n) & (~flagged | found.isNull())))
+    return moved.withColumn(UNAVAILABLE, names_where(still))
 
 
 def _resolve_placeholders(good: DataFrame, plan: DecodePlan, keys: list[str]) -> DataFrame:
@@ -385,9 +386,7 @@ def _resolve_placeholders(good: DataFrame, plan: DecodePlan, keys: list[str]) ->
     if not toastable:
         return df
     flagged = {n: sf.array_contains(sf.col(UNAVAILABLE), n) for n in toastable}
-    still = [
-        sf.when(flagged[n] & column(f"__prev_{n}").isNull() & (sf.col("__seg") == 0), sf.lit(n)) for n in toastable
-    ]
+    still = [(n, flagged[n] & column(f"__prev_{n}").isNull() & (sf.col("__seg") == 0)) for n in toastable]
     for n in toastable:
         df = df.withColumn(n, sf.when(flagged[n], column(f"__prev_{n}")["v"]).otherwise(column(n)))
-    return df.withColumn(UNAVAILABLE, sf.filter(sf.array(*still), lambda x: x.isNotNull()))
+    return df.withColumn(UNAVAILABLE, names_where(still))

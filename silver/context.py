@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Set
 from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
@@ -26,7 +26,8 @@ class ApplyContext:
         run_id: identifies the run (quarantine rows, progress, temp views).
         state_location: progress and staging live under it.
         quarantine_location: the quarantine Delta table.
-        schemas: the schema history of a topic, oldest first.
+        schemas: the schema history of a topic, oldest first, holding the given schema ids (those
+            the increment's rows point at) where the history has them (`silver.schema_cache.SchemaCache`).
     """
 
     spark: SparkSession
@@ -34,7 +35,7 @@ class ApplyContext:
     run_id: str
     state_location: str
     quarantine_location: str
-    schemas: Callable[[str], list[TopicSchema]]
+    schemas: Callable[[str, Set[str]], list[TopicSchema]]
 
 
 @dataclass

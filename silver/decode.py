@@ -32,6 +32,7 @@ from cdc_sources.spi import HEADER_NEW_KEY, HEADER_OLD_KEY
 from silver.cast_types import parse_cast_type
 from silver.declarations import SilverTable
 from silver.errors import IncompatibleSchemaChangeError, KeyResolutionError
+from silver.name_lists import names_where
 from silver.schema_history import TopicSchema
 from silver.types import Codec, Placeholder, TypeOptions, codec_for, json_member, widen
 from silver.types.widening import convert
@@ -285,10 +286,8 @@ class DecodePlan:
         raw = [sf.col(f"__r{i}") for i in range(len(self.columns))]
         final = [c.final(sf.col(f"__d{i}")) for i, c in enumerate(self.columns)]
         flags = [c.unavailable(raw[i], sid, self.placeholder) for i, c in enumerate(self.columns)]
-        toast = [sf.when(f & (kind == "u"), sf.lit(c.silver)) for c, f in zip(self.columns, flags, strict=True)
-                 if f is not None]
-        unavailable = (sf.filter(sf.array(*toast), lambda x: x.isNotNull()) if toast
-                       else sf.array().cast("array<string>"))
+        unavailable = names_where([(c.silver, f & (kind == "u")) for c, f in zip(self.columns, flags, strict=True)
+                                   if f is not None])
         values = [(v if f is None else sf.when(~f, v)).alias(c.silver)
                   for c, v, f in zip(self.columns, final, flags, strict=True)]
         bad = [c.mismatch(raw[i], sf.col(f"__d{i}"), final[i], sid) for i, c in enumerate(self.columns)]

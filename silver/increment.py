@@ -103,7 +103,7 @@ def apply_increment(
 
 
 def _decode_plan(ctx: ApplyContext, decl: SilverTable, scan: IncrementScan) -> DecodePlan:
-    history = ctx.schemas(decl.source)
+    history = ctx.schemas(decl.source, scan.schema_ids)
     versions = [v for v in history if v.schema_id in scan.schema_ids] or history[-1:]
     vsd = parse_cast_type(ctx.options.variable_scale_decimal)
     opts = TypeOptions(vsd) if isinstance(vsd, DecimalType) else TypeOptions()

@@ -26,6 +26,7 @@ from silver.context import ApplyContext, ApplyResult, count_changes, stage, view
 from silver.declarations import SilverTable
 from silver.decode import KIND, OP, REASON, SEQ, TS, UNAVAILABLE, DecodePlan
 from silver.evolution import EvolutionPlan, apply_evolution, cast_to
+from silver.name_lists import names_where
 from silver.quarantine import quarantine
 from silver.scan import IncrementScan, Truncate
 from silver.sql import column, qualified, quote
@@ -137,10 +138,9 @@ def _fill_placeholders(good: DataFrame, current: DataFrame | None, plan: DecodeP
         prev = sf.last(sf.when(real, sf.struct(column(n).alias("v"))), ignorenulls=True).over(segment)
         fallback = sf.when(no_reset, column(f"__cur_{n}")) if current is not None else sf.lit(None).cast(types[n])
         found = sf.coalesce(prev["v"], fallback)
-        still.append(sf.when(flagged & found.isNull(), sf.lit(n)))
+        still.append((n, flagged & found.isNull()))
         df = df.withColumn(n, sf.when(flagged, found).otherwise(column(n)))
-    df = df.withColumn(UNAVAILABLE, sf.filter(sf.array(*still), lambda x: x.isNotNull()) if still
-                       else sf.array().cast("array<string>"))
+    df = df.withColumn(UNAVAILABLE, names_where(still))
     df = df.select(*[column(c) for c in good.columns])
     if plan.raw_key_dedupe:  # a key that moved (primary-key change) continues the old key's history
         versions = None if current is None else current.where(column(decl.scd2.current))

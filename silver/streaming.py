@@ -4,7 +4,11 @@ One streaming query per silver table reads the bronze Delta table as a stream
 (``readStream.format("delta")``) and hands every micro-batch to the same apply function the
 incremental runner uses (`silver.increment.apply_increment`), through ``foreachBatch``. The
 checkpoint location records which bronze versions were processed; the table's progress record
-is also updated after each batch, so the two drivers can be swapped. Re-running a micro-batch
+is also updated after each batch, so the two drivers can be swapped. The schema history is
+read once per query, and again only when a micro-batch points at a schema version it has not
+seen (`silver.schema_cache`); the progress record is read at the query's first micro-batch, then
+the query keeps the record it wrote (one writer per table: run one driver at a time on a table;
+should both run, rows the other applied are applied again, which is harmless). Re-running a micro-batch
 (Spark does after a failure) is harmless: every apply is idempotent.
 
 Triggers: ``available_now`` (process everything available, then stop: the streaming form of
@@ -42,7 +46,8 @@ from silver.declarations import SilverOptions, SilverTable
 from silver.errors import EngineCapabilityError, SilverTableError
 from silver.increment import apply_increment
 from silver.progress import Progress, ProgressStore
-from silver.schema_history import TopicSchema, load_topic_schemas
+from silver.schema_cache import SchemaCache
+from silver.schema_history import load_topic_schemas
 from silver.target import SilverTarget
 
 __all__ = ["CHANGE_COMMIT_HINT", "ApplyFn", "BatchReport", "ProgressRecorder", "StreamSettings", "start_stream"]
@@ -92,17 +97,19 @@ def _batch_handler(root: str, decl: SilverTable, source: str, options: SilverOpt
     quarantine = options.quarantine.location or f"{root.rstrip('/')}/silver/_quarantine"
     target = SilverTarget.for_declaration(root, decl)
 
+    sessions: list[SparkSession] = []  # the micro-batches' session (the query's), set by the first batch
+    # one read of the schema history per query, again only for a schema id it has not seen
+    schemas = SchemaCache(lambda topic: load_topic_schemas(sessions[0], root, source, topic))
+
+    # the table's progress: read at the query's first micro-batch, then the record this query wrote
+    held: list[Progress | None] = []
+
     def on_batch(batch: DataFrame, epoch_id: int) -> None:
         session = batch.sparkSession
-        cache: dict[str, list[TopicSchema]] = {}
-
-        def schemas(topic: str) -> list[TopicSchema]:
-            if topic not in cache:
-                cache[topic] = load_topic_schemas(session, root, source, topic)
-            return cache[topic]
-
+        sessions[:] = [session]
         ctx = ApplyContext(session, options, f"stream-{decl.table}-{epoch_id}", state, quarantine, schemas)
-        previous = store.read(decl.table)
+        previous = held[0] if held else store.read(decl.table)
+        held[:] = [previous]
         if previous is not None:  # rows already applied (a replayed batch, or the other driver)
             batch = batch.where(sf.col(COL_SEQ) > previous.last_seq)
         report(f"silver {decl.table}: micro-batch {epoch_id} applying")
@@ -114,8 +121,10 @@ def _batch_handler(root: str, decl: SilverTable, source: str, options: SilverOpt
             batch.unpersist()
         if result.max_seq is not None and (previous is None or result.max_seq > previous.last_seq):
             keys = result.keys or (previous.keys if previous else ())
-            store.write(Progress(decl.table, decl.source, result.max_seq, None, keys, ctx.run_id,
-                                 dt.datetime.now(dt.UTC)))
+            progress = Progress(decl.table, decl.source, result.max_seq, None, keys, ctx.run_id,
+                                dt.datetime.now(dt.UTC))
+            store.write(progress)
+            held[:] = [progress]
         report(f"silver {decl.table}: micro-batch {epoch_id} applied: {result.events} events -> "
                f"{result.upserts} upserts, {result.deletes} deletes (seq <= {result.max_seq})")
 
