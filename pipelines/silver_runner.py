@@ -31,6 +31,7 @@ from silver.declarations import SilverOptions, SilverTable
 from silver.delta_io import is_missing_table_error
 from silver.increment import apply_increment
 from silver.progress import Progress, ProgressStore
+from silver.resnapshot import BronzeRef
 from silver.schema_history import TopicSchema, load_topic_schemas
 from silver.target import SilverTarget
 
@@ -227,7 +228,8 @@ class _Runner:
         if rng is None:
             return TableRunResult(decl.table, decl.source, "up_to_date", seq_from=after)
         ctx = ApplyContext(self.spark, self.options, run_id, self.state, self.quarantine,
-                           lambda topic: _schemas(self.spark, self.root, source, topic, cache))
+                           lambda topic: _schemas(self.spark, self.root, source, topic, cache),
+                           BronzeRef(self.root, source))
         target = SilverTarget.for_declaration(self.root, decl)
         bronze = read_range(self.spark, topic_path(self.root, decl.source), rng)
         res = apply_increment(ctx, decl, target, bronze, expected_keys=previous.keys if previous else None)

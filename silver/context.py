@@ -11,6 +11,7 @@ from pyspark.sql import functions as sf
 
 from silver.declarations import SilverOptions, SilverTable
 from silver.decode import KIND, OP, REASON, UNAVAILABLE
+from silver.resnapshot import BronzeRef, TableSnapshot
 from silver.schema_history import TopicSchema
 
 __all__ = ["ApplyContext", "ApplyResult", "ChangeCounts", "count_changes", "stage", "view_name"]
@@ -27,6 +28,7 @@ class ApplyContext:
         state_location: progress and staging live under it.
         quarantine_location: the quarantine Delta table.
         schemas: the schema history of a topic, oldest first.
+        bronze: the lakehouse root and source of the increments (for re-snapshot boundaries).
     """
 
     spark: SparkSession
@@ -35,6 +37,7 @@ class ApplyContext:
     state_location: str
     quarantine_location: str
     schemas: Callable[[str], list[TopicSchema]]
+    bronze: BronzeRef
 
 
 @dataclass
@@ -49,6 +52,7 @@ class ApplyResult:
     keys: tuple[str, ...] = ()
     schema_changes: list[str] = field(default_factory=list)
     max_seq: int | None = None
+    resnapshot: TableSnapshot | None = None
 
 
 @dataclass(frozen=True)

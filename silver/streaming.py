@@ -42,6 +42,7 @@ from silver.declarations import SilverOptions, SilverTable
 from silver.errors import EngineCapabilityError, SilverTableError
 from silver.increment import apply_increment
 from silver.progress import Progress, ProgressStore
+from silver.resnapshot import BronzeRef
 from silver.schema_history import TopicSchema, load_topic_schemas
 from silver.target import SilverTarget
 
@@ -101,7 +102,8 @@ def _batch_handler(root: str, decl: SilverTable, source: str, options: SilverOpt
                 cache[topic] = load_topic_schemas(session, root, source, topic)
             return cache[topic]
 
-        ctx = ApplyContext(session, options, f"stream-{decl.table}-{epoch_id}", state, quarantine, schemas)
+        ctx = ApplyContext(session, options, f"stream-{decl.table}-{epoch_id}", state, quarantine, schemas,
+                           BronzeRef(root, source))
         previous = store.read(decl.table)
         if previous is not None:  # rows already applied (a replayed batch, or the other driver)
             batch = batch.where(sf.col(COL_SEQ) > previous.last_seq)
