@@ -55,6 +55,8 @@ class TableRunResult:
         files_read / files_total: bronze data files read / in the table version (None if unknown).
         schema_changes: silver schema changes made.
         error: why the table failed.
+        resnapshot_seq: the increment ended a re-snapshot that began at this ``seq``: rows last
+            changed before it (not in the snapshot) were removed, flagged or closed.
     """
 
     table: str
@@ -72,6 +74,7 @@ class TableRunResult:
     schema_changes: tuple[str, ...] = ()
     error: str | None = None
     seconds: float = 0.0
+    resnapshot_seq: int | None = None
 
 
 @dataclass
@@ -238,7 +241,8 @@ class _Runner:
                                   dt.datetime.now(dt.UTC)))
         return TableRunResult(decl.table, decl.source, "applied", res.events, res.upserts, res.deletes,
                               res.quarantined, res.truncates, rng.after_seq, rng.upto_seq, rng.files_read,
-                              rng.files_total, tuple(res.schema_changes))
+                              rng.files_total, tuple(res.schema_changes),
+                              resnapshot_seq=None if res.resnapshot is None else res.resnapshot.first_seq)
 
 
 def _schemas(spark: SparkSession, root: str, source: str, topic: str,
@@ -261,5 +265,7 @@ def _describe(res: TableRunResult) -> str:
     extra = f", {res.quarantined} quarantined" if res.quarantined else ""
     extra += f", {res.truncates} truncate(s)" if res.truncates else ""
     extra += "".join(f"; {c}" for c in res.schema_changes)
+    if res.resnapshot_seq is not None:
+        extra += f"; re-snapshot from seq {res.resnapshot_seq}: rows not in it removed"
     return (f"silver {res.table}: {res.events} events (seq {res.seq_from}..{res.seq_to}{files}) -> "
             f"{res.upserts} upserts, {res.deletes} deletes{extra} in {res.seconds:.2f}s")

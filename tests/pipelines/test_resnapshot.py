@@ -13,12 +13,13 @@ from typing import Any
 
 import psycopg
 import pytest
+from deltalake import DeltaTable
 
 from pipelines.capture import run_capture
 from pipelines.config import PipelineConfig, parse_pipeline
 from pipelines.engine import EngineSpec
 from pipelines.operations import reset
-from pipelines.silver_runner import run_silver
+from pipelines.silver_runner import TableRunResult, run_silver
 from tests.support.resnapshot_oracle import check_silver, never_closed_as_deleted, silver_yaml
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.spark]
@@ -48,14 +49,14 @@ def _setup(dsn: str, rows: int = ROWS) -> None:
         conn.execute("INSERT INTO items SELECT g, 'item ' || g, mod(g, 17) FROM generate_series(1, %s) g", (rows,))
 
 
-def _silver(spark: Any, cfg: PipelineConfig, root: str) -> int:
-    """Silver passes until every table is up to date; returns how many increments ``items`` took."""
-    applied = 0
+def _silver(spark: Any, cfg: PipelineConfig, root: str) -> list[TableRunResult]:
+    """Silver passes until every table is up to date; returns the tables' applied increments."""
+    applied: list[TableRunResult] = []
     for _ in range(30):
         result = run_silver(root=root, engine=EngineSpec(), tables=cfg.silver, options=cfg.silver_options,
                             sources={"pg": "pg"}, once=True, spark=spark)
         assert result.ok, [t.error for t in result.errors]
-        applied += sum(1 for t in result.tables if t.table == "items" and t.status == "applied")
+        applied += [t for t in result.tables if t.status == "applied"]
         if all(t.status == "up_to_date" for t in result.tables):
             return applied
     raise AssertionError("silver did not catch up in 30 passes")
@@ -103,10 +104,10 @@ def test_snapshot_mode_always_resnapshot_removes_rows_deleted_while_stopped(pg_d
     _silver(spark, cfg, root)
     _check(root, pg_db, ever)
     ever |= _offline_changes(pg_db, 1)
-    # the change streamed before the stop, then the re-snapshot
-    run_capture(cfg, until_idle=True)
-    _silver(spark, cfg, root)
+    run_capture(cfg, until_idle=True)  # always: a new snapshot
+    applied = _silver(spark, cfg, root)
     _check(root, pg_db, ever)
+    assert sorted(t.table for t in applied if t.resnapshot_seq is not None) == ["items", "items_hist", "items_soft"]
     _silver(spark, cfg, root)  # a pass with nothing new changes nothing
     _check(root, pg_db, ever)
 
@@ -141,7 +142,9 @@ def test_reset_then_capture_split_over_increments_removes_deleted_rows(pg_db, tm
     reset(cfg, "pg", to=None, yes=True, say=lambda _line: None)
     untouched = {r[0] for r in _source(pg_db)}  # never deleted: no version of them may close as deleted
     run_capture(cfg, until_idle=True)
-    assert _silver(spark, cfg, root) >= 2  # the re-snapshot split: its first and last rows in different increments
+    applied = _silver(spark, cfg, root)
+    # the re-snapshot is split: its first and last rows are in different increments
+    assert len([t for t in applied if t.table == "items"]) >= 2
     _check(root, pg_db, ever)
     assert not never_closed_as_deleted(root, untouched)
 
@@ -154,7 +157,7 @@ class _Writer(threading.Thread):
         self.dsn, self.log = dsn, Path(root) / "bronze" / "pg.public.items" / "_delta_log"
         self.rng = random.Random(seed)
         self.done = threading.Event()
-        self.started_during = False
+        self.first_write: float | None = None
         self.new: set[int] = set()
         self.error: BaseException | None = None
 
@@ -162,11 +165,14 @@ class _Writer(threading.Thread):
         try:
             before = len(list(self.log.glob("*.json")))
             deadline = time.monotonic() + 60
-            while len(list(self.log.glob("*.json"))) == before and time.monotonic() < deadline:
+            while len(list(self.log.glob("*.json"))) == before:
+                if time.monotonic() > deadline:
+                    raise AssertionError("the re-snapshot wrote nothing to bronze in 60 s")
                 time.sleep(0.01)
-            self.started_during = True
             with psycopg.connect(self.dsn, autocommit=True) as conn:
                 for i in range(120):
+                    if self.first_write is None:
+                        self.first_write = time.time()
                     ids = [r[0] for r in conn.execute("SELECT id FROM items ORDER BY id DESC LIMIT 300")]
                     k = self.rng.choice(ids)  # high ids: the snapshot reads them last
                     action = i % 4
@@ -197,11 +203,16 @@ def test_writes_during_resnapshot(pg_db, tmp_path, spark):
     _silver(spark, cfg, root)
     ever |= _offline_changes(pg_db, 4)
     reset(cfg, "pg", to=None, yes=True, say=lambda _line: None)
+    reset_batch = max(r["batch"] for r in DeltaTable(f"{root}/bronze/_cdc/pg/offsets").to_pyarrow_table().to_pylist())
     writer = _Writer(pg_db, root, 5)
     writer.start()
     run_capture(cfg, until_idle=True)  # the re-snapshot, then what the writer streamed
     writer.done.wait(120)
-    assert writer.error is None and writer.started_during
+    assert writer.error is None and writer.first_write is not None
+    # the writer began before the re-snapshot completed (its last batch is the newest completed one)
+    offsets = DeltaTable(f"{root}/bronze/_cdc/pg/offsets").to_pyarrow_table().to_pylist()
+    completed = min(r["committed_at"] for r in offsets if r["snapshot_completed"] and r["batch"] > reset_batch)
+    assert writer.first_write < completed.timestamp(), "the writes did not overlap the re-snapshot"
     run_capture(cfg, until_idle=True)  # the rest of the writer's changes
     ever |= writer.new
     _silver(spark, cfg, root)
