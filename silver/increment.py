@@ -78,7 +78,7 @@ def apply_increment(
         if existing is None
         else plan_evolution(decl.table, decl.schema_evolution, existing.schema, batch_fields, metadata_fields(decl))
     )
-    if existing is not None and scan.min_seq is not None and scan.max_seq is not None:
+    if scan.min_seq is not None and scan.max_seq is not None:  # also on creation: a rebuild holds every snapshot
         result.resnapshot = find_resnapshot(ctx.spark, ctx.bronze, decl.source, bronze, scan.min_seq, scan.max_seq)
     if decl.history == "scd2":
         apply_scd2(ctx, decl, target, bronze, plan, scan, evo, existing is not None, result)
@@ -93,6 +93,7 @@ def apply_increment(
         good = truncated(good, scan.truncates)
     if existing is None:
         _create(ctx, decl, target, good, plan)
+        _settle_resnapshot(ctx, decl, target, result)
         return result
     assert evo is not None
     result.schema_changes += apply_evolution(ctx.spark, target, evo, existing.schema)
