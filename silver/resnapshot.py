@@ -131,6 +131,8 @@ def find_resnapshot(spark: SparkSession, ref: BronzeRef, topic: str, increment: 
     if span["lo"] is None:
         return None
     offsets = _offsets(spark, ref, int(span["hi"]))
+    if offsets is None:
+        return None  # bronze without offsets (written by other tools): no snapshot boundaries
     windows = [w for w in snapshot_windows(offsets) if w[0] < int(span["hi"]) and w[1] >= int(span["lo"])]
     if not windows:
         return None
@@ -149,8 +151,10 @@ def find_resnapshot(spark: SparkSession, ref: BronzeRef, topic: str, increment: 
     return TableSnapshot(snap.first_seq, snap.last_seq, None if ts is None else int(ts))
 
 
-def _offsets(spark: SparkSession, ref: BronzeRef, needed: int, wait_s: float = 30.0) -> list[tuple[int, bool]]:
-    """``(batch, snapshot_completed)`` of the source's offsets rows, once batch ``needed`` has one.
+def _offsets(spark: SparkSession, ref: BronzeRef, needed: int,
+             wait_s: float = 30.0) -> list[tuple[int, bool]] | None:
+    """``(batch, snapshot_completed)`` of the source's offsets rows, once batch ``needed`` has one;
+    None if the source has no offsets table.
 
     Capture commits a batch's offsets row just after its data: an increment read in between
     holds rows of a batch not known yet to be complete, so wait for the row.
@@ -158,7 +162,9 @@ def _offsets(spark: SparkSession, ref: BronzeRef, needed: int, wait_s: float = 3
     deadline = time.monotonic() + wait_s
     while True:
         df = read_delta_or_none(spark, offsets_path(ref.root, ref.source))
-        rows = [] if df is None else df.select("batch", "snapshot_completed").collect()
+        if df is None:
+            return None
+        rows = df.select("batch", "snapshot_completed").collect()
         offsets = [(int(o["batch"]), bool(o["snapshot_completed"])) for o in rows]
         if max((b for b, _ in offsets), default=0) >= needed:
             return offsets
