@@ -31,6 +31,7 @@ from silver.declarations import SilverOptions, SilverTable
 from silver.delta_io import is_missing_table_error
 from silver.increment import apply_increment
 from silver.progress import Progress, ProgressStore
+from silver.resnapshot import BronzeRef
 from silver.schema_cache import SchemaCache
 from silver.schema_history import load_topic_schemas
 from silver.target import SilverTarget
@@ -55,6 +56,8 @@ class TableRunResult:
         files_read / files_total: bronze data files read / in the table version (None if unknown).
         schema_changes: silver schema changes made.
         error: why the table failed.
+        resnapshot_seq: the increment ended a re-snapshot that began at this ``seq``: rows last
+            changed before it (not in the snapshot) were removed, flagged or closed.
     """
 
     table: str
@@ -72,6 +75,7 @@ class TableRunResult:
     schema_changes: tuple[str, ...] = ()
     error: str | None = None
     seconds: float = 0.0
+    resnapshot_seq: int | None = None
 
 
 LOOP_PASSES_KEPT = 100
@@ -251,7 +255,8 @@ class _Runner:
             return TableRunResult(decl.table, decl.source, "up_to_date", seq_from=after)
         schemas = cache.setdefault(source, SchemaCache(
             lambda topic: load_topic_schemas(self.spark, self.root, source, topic)))
-        ctx = ApplyContext(self.spark, self.options, run_id, self.state, self.quarantine, schemas)
+        ctx = ApplyContext(self.spark, self.options, run_id, self.state, self.quarantine, schemas,
+                           BronzeRef(self.root, source))
         target = SilverTarget.for_declaration(self.root, decl)
         bronze = read_range(self.spark, topic_path(self.root, decl.source), rng)
         res = apply_increment(ctx, decl, target, bronze, expected_keys=previous.keys if previous else None)
@@ -260,7 +265,8 @@ class _Runner:
                                   dt.datetime.now(dt.UTC)))
         return TableRunResult(decl.table, decl.source, "applied", res.events, res.upserts, res.deletes,
                               res.quarantined, res.truncates, rng.after_seq, rng.upto_seq, rng.files_read,
-                              rng.files_total, tuple(res.schema_changes))
+                              rng.files_total, tuple(res.schema_changes),
+                              resnapshot_seq=None if res.resnapshot is None else res.resnapshot.first_seq)
 
 
 def _with_seconds(res: TableRunResult, seconds: float) -> TableRunResult:
@@ -276,5 +282,7 @@ def _describe(res: TableRunResult) -> str:
     extra = f", {res.quarantined} quarantined" if res.quarantined else ""
     extra += f", {res.truncates} truncate(s)" if res.truncates else ""
     extra += "".join(f"; {c}" for c in res.schema_changes)
+    if res.resnapshot_seq is not None:
+        extra += f"; re-snapshot from seq {res.resnapshot_seq}: rows not in it removed"
     return (f"silver {res.table}: {res.events} events (seq {res.seq_from}..{res.seq_to}{files}) -> "
             f"{res.upserts} upserts, {res.deletes} deletes{extra} in {res.seconds:.2f}s")

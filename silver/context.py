@@ -11,6 +11,7 @@ from pyspark.sql import functions as sf
 
 from silver.declarations import SilverOptions, SilverTable
 from silver.decode import KIND, OP, REASON, UNAVAILABLE
+from silver.resnapshot import BronzeRef, TableSnapshot
 from silver.schema_history import TopicSchema
 
 __all__ = ["ApplyContext", "ApplyResult", "ChangeCounts", "count_changes", "stage", "view_name"]
@@ -28,6 +29,7 @@ class ApplyContext:
         quarantine_location: the quarantine Delta table.
         schemas: the schema history of a topic, oldest first, holding the given schema ids (those
             the increment's rows point at) where the history has them (`silver.schema_cache.SchemaCache`).
+        bronze: the lakehouse root and source of the increments (for re-snapshot boundaries).
     """
 
     spark: SparkSession
@@ -36,6 +38,7 @@ class ApplyContext:
     state_location: str
     quarantine_location: str
     schemas: Callable[[str, Set[str]], list[TopicSchema]]
+    bronze: BronzeRef
 
 
 @dataclass
@@ -50,6 +53,7 @@ class ApplyResult:
     keys: tuple[str, ...] = ()
     schema_changes: list[str] = field(default_factory=list)
     max_seq: int | None = None
+    resnapshot: TableSnapshot | None = None
 
 
 @dataclass(frozen=True)

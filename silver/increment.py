@@ -40,6 +40,7 @@ from silver.decode import KIND, OP, REASON, SEQ, TS, UNAVAILABLE, DecodePlan
 from silver.errors import KeyResolutionError, SilverTableError
 from silver.evolution import EvolutionPlan, apply_evolution, cast_to, plan_evolution
 from silver.quarantine import quarantine
+from silver.resnapshot import find_resnapshot, resnapshot_sql
 from silver.scan import IncrementScan, scan_increment
 from silver.scd2 import apply_scd2
 from silver.sql import column
@@ -77,8 +78,11 @@ def apply_increment(
         if existing is None
         else plan_evolution(decl.table, decl.schema_evolution, existing.schema, batch_fields, metadata_fields(decl))
     )
+    if scan.min_seq is not None and scan.max_seq is not None:  # also on creation: a rebuild holds every snapshot
+        result.resnapshot = find_resnapshot(ctx.spark, ctx.bronze, decl.source, bronze, scan.min_seq, scan.max_seq)
     if decl.history == "scd2":
         apply_scd2(ctx, decl, target, bronze, plan, scan, evo, existing is not None, result)
+        _settle_resnapshot(ctx, decl, target, result)
         return result
     final, bad_extra, counts = _latest_changes(ctx, decl, bronze, plan, scan, existing)
     result.upserts, result.deletes, result.quarantined = counts.upserts, counts.deletes, counts.bad
@@ -89,6 +93,7 @@ def apply_increment(
         good = truncated(good, scan.truncates)
     if existing is None:
         _create(ctx, decl, target, good, plan)
+        _settle_resnapshot(ctx, decl, target, result)
         return result
     assert evo is not None
     result.schema_changes += apply_evolution(ctx.spark, target, evo, existing.schema)
@@ -99,7 +104,14 @@ def apply_increment(
     if soft and scan.truncates:  # after the MERGE: rows it flagged at a truncate keep their values
         first = scan.truncates[0]
         ctx.spark.sql(truncate_sql(target.sql_ref(), decl, first.seq, first.ts_ms)).collect()
+    _settle_resnapshot(ctx, decl, target, result)
     return result
+
+
+def _settle_resnapshot(ctx: ApplyContext, decl: SilverTable, target: SilverTarget, result: ApplyResult) -> None:
+    """After the MERGE: rows the completed re-snapshot did not hold go (see `silver.resnapshot`)."""
+    if result.resnapshot is not None:
+        ctx.spark.sql(resnapshot_sql(target.sql_ref(), decl, result.resnapshot)).collect()
 
 
 def _decode_plan(ctx: ApplyContext, decl: SilverTable, scan: IncrementScan) -> DecodePlan:

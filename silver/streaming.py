@@ -46,6 +46,7 @@ from silver.declarations import SilverOptions, SilverTable
 from silver.errors import EngineCapabilityError, SilverTableError
 from silver.increment import apply_increment
 from silver.progress import Progress, ProgressStore
+from silver.resnapshot import BronzeRef
 from silver.schema_cache import SchemaCache
 from silver.schema_history import load_topic_schemas
 from silver.target import SilverTarget
@@ -107,7 +108,8 @@ def _batch_handler(root: str, decl: SilverTable, source: str, options: SilverOpt
     def on_batch(batch: DataFrame, epoch_id: int) -> None:
         session = batch.sparkSession
         sessions[:] = [session]
-        ctx = ApplyContext(session, options, f"stream-{decl.table}-{epoch_id}", state, quarantine, schemas)
+        ctx = ApplyContext(session, options, f"stream-{decl.table}-{epoch_id}", state, quarantine, schemas,
+                           BronzeRef(root, source))
         previous = held[0] if held else store.read(decl.table)
         held[:] = [previous]
         if previous is not None:  # rows already applied (a replayed batch, or the other driver)
