@@ -11,7 +11,6 @@ from bronze.offset_control import Control, read_control
 from bronze.writer import BronzeWriter
 from cdc_sources.spi import CdcError, ConfigError, ConfigProblem, Connector, Fatal, Retriable, SourceError
 from pipelines import lease as leases
-from pipelines.arrow_pandas import skip_pandas_probe
 from pipelines.capture_status import StatusRecorder
 from pipelines.config import PipelineConfig, SourceSpec
 from pipelines.coordinator import CaptureResult, Coordinator, ProgressFn
@@ -45,8 +44,7 @@ def run_capture(config: PipelineConfig, *, until_idle: bool, sources: Sequence[s
                 stop: threading.Event | None = None, metrics: CaptureMetrics | None = None) -> dict[str, CaptureResult]:
     """Capture every (or the named) source into bronze; returns one result per source.
 
-    Sets the process's default Arrow memory pool (`use_capture_memory_pool`) and keeps pyarrow
-    from importing pandas (`skip_pandas_probe`). Each source is
+    Sets the process's default Arrow memory pool (`use_capture_memory_pool`). Each source is
     captured under its writer lease (`pipelines.lease`). Setting ``stop`` ends every source's
     run cleanly (`Coordinator`): the results then say ``stopped``. Each source's numbers go to
     ``metrics`` (`pipelines.metrics`) and its status file (`pipelines.capture_status`).
@@ -59,7 +57,6 @@ def run_capture(config: PipelineConfig, *, until_idle: bool, sources: Sequence[s
     _check_source_names(config, sources, file)
     connectors = validate_sources(config, file=file)
     use_capture_memory_pool()
-    skip_pandas_probe()
     specs = [s for s in config.sources if sources is None or s.name in sources]
     stop = stop if stop is not None else threading.Event()
     metrics = metrics if metrics is not None else CaptureMetrics()

@@ -43,6 +43,11 @@ def _capture(args: argparse.Namespace, say: Say) -> int:
 
     loaded = load_validated(args.config)
     mask_secrets(loaded.config)
+    # a capture-only process needs no pandas; not in `run`, whose Spark session needs it, and only
+    # here, before any thread starts (the probe briefly hides pandas from every thread's imports)
+    from pipelines.arrow_pandas import skip_pandas_probe
+
+    skip_pandas_probe()
     metrics = CaptureMetrics()
     with serving(metrics, args.metrics_port, say), stop_on_signals() as stop:
         results = run_capture(loaded.config, until_idle=args.until_idle, sources=args.source, progress=say,

@@ -95,7 +95,7 @@ def test_source_lag_reports_the_wal_the_slot_keeps_and_a_lost_slot(pg_db, tmp_pa
     assert main(["capture", "-c", str(config), "--until-idle"]) == 0
     with psycopg.connect(pg_db, autocommit=True) as conn:
         before = conn.execute("SELECT pg_current_wal_lsn()").fetchone()[0]
-        conn.execute("INSERT INTO t SELECT g, repeat('x', 1000) FROM generate_series(1, 2000) g")
+        conn.execute("INSERT INTO t SELECT g, repeat('x', 1000) FROM generate_series(1, 5000) g")
         written = conn.execute("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), %s)::bigint", (before,)).fetchone()[0]
     assert written > 1_000_000
     lag = _status_json(capsys, config, "--source-lag")["sources"][0]["source_lag"]
