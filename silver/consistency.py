@@ -40,6 +40,11 @@ log = logging.getLogger(__name__)
 _RECENT_COMMITS = 10
 """How many of the offsets table's newest commits are searched for the batch metadata."""
 
+_ROWS_UNCHANGED = frozenset({"OPTIMIZE", "VACUUM START", "VACUUM END", "SET TBLPROPERTIES"})
+"""Operations that leave the offsets rows as they are (maintenance): a newer commit of these is
+passed over for the newest capture commit; any other commit without the metadata means the rows
+must be read."""
+
 __all__ = ["SourceCut", "committed_cut", "cut_upto_seq"]
 
 
@@ -95,6 +100,8 @@ def _cut_from_log(path: str, storage_options: Mapping[str, str] | None) -> Sourc
         if META_OFFSET in commit and META_BATCH in commit:
             return _cut(int(commit[META_BATCH]), orjson.loads(commit[META_OFFSET]),
                         commit.get(META_SNAPSHOT_COMPLETED) == "true")
+        if commit.get("operation") not in _ROWS_UNCHANGED:
+            return "unknown"  # rows written without the metadata (another writer): the rows decide
     return "unknown"
 
 

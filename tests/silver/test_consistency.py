@@ -94,3 +94,31 @@ def test_the_cut_comes_from_the_offsets_log_not_its_rows(spark, root):
     for f in data_files:  # no row is read: the cut stays readable without them
         f.unlink()
     assert committed_cut(spark, root, "shop") == expected
+
+
+def test_a_newer_offsets_commit_without_the_metadata_is_read_from_the_rows(spark, root):
+    """Compaction of the offsets table is passed over; rows another writer appended decide the cut."""
+    import datetime as dt
+
+    import pyarrow as pa
+    from deltalake import DeltaTable, write_deltalake
+
+    from bronze.schema import OFFSETS_SCHEMA, offsets_path
+    from bronze.writer import BronzeWriter
+    from silver.consistency import SourceCut, committed_cut
+
+    writer = BronzeWriter(root, "shop")
+    try:
+        writer.recover()
+        writer.commit([], [], {"lsn": 10, "snapshot": True}, snapshot_completed=False)
+        writer.commit([], [], {"lsn": 300, "txId": 7}, snapshot_completed=True)
+    finally:
+        writer.close()
+    path = offsets_path(root, "shop")
+    DeltaTable(path).optimize.compact()
+    assert committed_cut(spark, root, "shop") == SourceCut(2, 300, True)
+    write_deltalake(path, pa.Table.from_pydict(
+        {"batch": [3], "offset": ['{"lsn": 1, "snapshot": true}'], "snapshot_completed": [False],
+         "topics": [[]], "records": [0], "committed_at": [dt.datetime.now(dt.UTC)]}, schema=OFFSETS_SCHEMA),
+        mode="append")
+    assert committed_cut(spark, root, "shop") == SourceCut(3, None, False)
