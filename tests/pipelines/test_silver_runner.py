@@ -91,16 +91,7 @@ def test_loop_mode_runs_passes_until_stopped(tmp_path, monkeypatch):
     root = str(tmp_path)
     b = _builder(root)
     b.insert({"id": 1, "v": "a"}).commit()
-    stop = threading.Event()
-    out = {}
-
-    def go():
-        out["r"] = run_silver(root=root, engine=EngineSpec(), tables=[SilverTable(table="t", source=b.topic)],
-                              options=SilverOptions(interval_seconds=0.2), sources={"shop": "shop"}, once=False,
-                              stop=stop)
-
-    thread = threading.Thread(target=go)
-    thread.start()
+    thread, stop, out = _looping_run(root, b.topic, interval=0.2)
     time.sleep(6)
     b.insert({"id": 2, "v": "b"}).commit()
     time.sleep(4)
@@ -118,16 +109,7 @@ def test_a_looping_run_does_not_keep_every_pass(tmp_path, monkeypatch):
     root = str(tmp_path)
     b = _builder(root)
     b.insert({"id": 1, "v": "a"}).commit()
-    stop = threading.Event()
-    out = {}
-
-    def go():
-        out["r"] = run_silver(root=root, engine=EngineSpec(), tables=[SilverTable(table="t", source=b.topic)],
-                              options=SilverOptions(interval_seconds=0.05), sources={"shop": "shop"}, once=False,
-                              stop=stop)
-
-    thread = threading.Thread(target=go)
-    thread.start()
+    thread, stop, out = _looping_run(root, b.topic, interval=0.05)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not list((tmp_path / "silver" / "_cdc" / "progress").glob("t/_delta_log")):
         time.sleep(0.2)
@@ -267,3 +249,19 @@ def _normalize(row: tuple) -> tuple:
             v = str(v)
         out.append(v)
     return tuple(out)
+
+
+def _looping_run(root: str, topic: str, *, interval: float) -> tuple[threading.Thread, threading.Event, dict]:
+    """Start a looping run of silver table ``t`` over ``topic`` in a thread; set the event to stop it,
+    its result is then ``out["r"]``."""
+    stop = threading.Event()
+    out: dict = {}
+
+    def go():
+        out["r"] = run_silver(root=root, engine=EngineSpec(), tables=[SilverTable(table="t", source=topic)],
+                              options=SilverOptions(interval_seconds=interval), sources={"shop": "shop"}, once=False,
+                              stop=stop)
+
+    thread = threading.Thread(target=go)
+    thread.start()
+    return thread, stop, out
