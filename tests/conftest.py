@@ -69,11 +69,12 @@ def _engine_of(item: pytest.Item) -> str | None:
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Run every classic-engine test last (see module doc); order is otherwise kept.
-    ``--engine-tests-only`` keeps only the tests that run on an engine or start classic Spark
-    themselves (marked ``classic_spark``)."""
+    ``--engine-tests-only`` keeps only the tests that run on classic Spark or start it themselves
+    (marked ``classic_spark``). A test that needs an engine but no classic proof pins itself to
+    Sail with ``@pytest.mark.parametrize("engine", ["sail"], indirect=True)``."""
     if config.getoption("--engine-tests-only"):
         def wanted(item: pytest.Item) -> bool:
-            return _engine_of(item) is not None or item.get_closest_marker("classic_spark") is not None
+            return _engine_of(item) == "spark" or item.get_closest_marker("classic_spark") is not None
         others = [i for i in items if not wanted(i)]
         if others:
             config.hook.pytest_deselected(items=others)
