@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from cdc_sources.mysql.config import MySqlSourceConfig
 from cdc_sources.mysql.connection import ServerInfo, query_rows, report_host
-from cdc_sources.mysql.errors import MySqlSetupError
+from cdc_sources.mysql.errors import MySqlSetupError, WrongConnectorError
 from cdc_sources.spi import SnapshotPlan
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "Grants",
     "ReplicaHost",
     "ServerFacts",
+    "check_flavor",
     "evaluate_checks",
     "gather_facts",
     "parse_grants",
@@ -379,6 +380,18 @@ def _query_log_check(facts: ServerFacts, server: ServerInfo) -> CheckResult:
     return _result("binlog_rows_query_log_events", on, (
         "include.query=true, but binlog_rows_query_log_events is OFF, so source.query stays empty: set "
         "binlog_rows_query_log_events=ON"), "warning")
+
+
+def check_flavor(config: MySqlSourceConfig, server: ServerInfo) -> None:
+    """Refuse a server of the other flavour than the source's ``connector:`` (pure).
+
+    Raises:
+        WrongConnectorError: ``connector: mysql`` at a MariaDB server, or ``connector: mariadb``
+            at a MySQL server (a configuration error: exit 2).
+    """
+    if server.flavor != config.flavor:
+        raise WrongConnectorError(config.name, config.flavor, server.flavor, server.describe(),
+                                  config.connection.describe())
 
 
 def run_startup_checks(conn: Any, config: MySqlSourceConfig, server: ServerInfo,

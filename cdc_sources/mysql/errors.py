@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from cdc_sources.spi import Fatal, Retriable, SourceError
+from cdc_sources.spi import ConfigError, ConfigProblem, Fatal, Retriable, SourceError
 
 __all__ = [
     "BinlogUnavailableError",
@@ -21,6 +21,7 @@ __all__ = [
     "MySqlSetupError",
     "MySqlUnknownHostError",
     "NoTableMatchesError",
+    "WrongConnectorError",
     "classify",
     "error_code",
 ]
@@ -65,6 +66,22 @@ class NoTableMatchesError(MySqlError, Fatal):
 class BinlogUnavailableError(MySqlError, Fatal):
     """The stored offset points at binlog the server no longer has (purged), or at a different
     server's history; a new snapshot is required (``snapshot.mode=when_needed`` does it)."""
+
+
+class WrongConnectorError(ConfigError):
+    """The source's ``connector:`` names the other flavour than the server it reaches
+    (``connector: mysql`` at a MariaDB server, or the converse): a configuration error.
+
+    Attributes:
+        server_flavor: ``mysql`` or ``mariadb``, what the server is.
+    """
+
+    def __init__(self, source: str, connector: str, server_flavor: str, server: str, where: str) -> None:
+        message = (f"source {source} is declared with `connector: {connector}`, but {where} is {server}: "
+                   f"set `connector: {server_flavor}` (the two servers differ in GTIDs, binlog events and "
+                   "start-up checks)")
+        ConfigError.__init__(self, [ConfigProblem(f"sources[{source}].connector", message)])
+        self.server_flavor = self.attrs["server_flavor"] = server_flavor
 
 
 _RETRIABLE_CODES = frozenset({

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cdc_sources.mysql import connection
+from cdc_sources.mysql.checks import check_flavor
 from cdc_sources.mysql.config import MySqlSourceConfig
 from cdc_sources.mysql.offset import MySqlOffset, binlog_file_number
 from cdc_sources.spi.operations import PositionFormatError, Rewind, RewindRefusedError
@@ -45,6 +46,7 @@ def rewind(config: MySqlSourceConfig, position: str, stored: Mapping[str, Any] |
     conn = connection.connect(config.connection)
     try:
         server = connection.server_info(conn)
+        check_flavor(config, server)
         files = {f.name: f.size for f in connection.binary_logs(conn)}
         if file not in files:
             names = sorted(files, key=binlog_file_number)

@@ -18,7 +18,7 @@ import orjson
 from cdc_sources.common.envelope import VERSION, dumps
 from cdc_sources.common.snapshot_plan import StoredState, plan_snapshot
 from cdc_sources.mysql import connection
-from cdc_sources.mysql.checks import CheckNeeds, run_startup_checks
+from cdc_sources.mysql.checks import CheckNeeds, check_flavor, run_startup_checks
 from cdc_sources.mysql.codec import TableCodec, build_codec
 from cdc_sources.mysql.config import MySqlSourceConfig
 from cdc_sources.mysql.converters import SNAPSHOT_CONVERSIONS, MySqlConverterSettings
@@ -72,6 +72,7 @@ class MySqlCaptureSession:
             log.warning("source %s: %s", config.name, warning)
         self.conn = connection.connect(config.connection)
         self.server = connection.server_info(self.conn)
+        check_flavor(config, self.server)
         run_startup_checks(self.conn, config, self.server,
                            CheckNeeds.for_run(config, offset_exists=self.stored is not None))
         self.model = self._new_model()

@@ -23,6 +23,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from cdc_sources.mysql.checks import check_flavor
 from cdc_sources.mysql.config import MySqlSourceConfig
 from cdc_sources.mysql.connection import binlog_status_sql, connect, query_rows, server_info
 from cdc_sources.mysql.offset import binlog_file_number
@@ -102,6 +103,7 @@ class MySqlReader:
         self.close()
         self.conn = connect(self.config.connection)
         server = server_info(self.conn)
+        check_flavor(self.config, server)
         with self.conn.cursor() as cur:
             cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             if server.flavor == "mariadb":

@@ -346,3 +346,23 @@ def test_until_idle_ends_at_the_binlog_end_without_waiting_for_a_server_heartbea
     assert [orjson.loads(r["key"])["id"] for r in rows(root, f"my.{name}.t")] == [1, 2, 3]
     execute(mariadb_db, "INSERT INTO t VALUES (4)")
     assert capture().per_topic == {f"my.{name}.t": 1}
+
+
+def test_connector_mysql_on_a_mariadb_server_says_connector_mariadb_is_needed(mariadb_db, tmp_path, capsys):
+    """A user who writes ``connector: mysql`` for a MariaDB server is told to write ``connector:
+    mariadb`` (exit 2, no traceback), before anything is written to bronze."""
+    from pipelines.cli import main
+
+    execute(mariadb_db, "CREATE TABLE t (id INT PRIMARY KEY)", "INSERT INTO t VALUES (1)")
+    root = tmp_path / "lake"
+    text = (f'pipeline: t\nlakehouse: {{root: "{root}"}}\nsources:\n  - name: my\n    connector: mysql\n'
+            f"    connection: {{host: 127.0.0.1, port: {mariadb_db['port']}, user: root}}\n"
+            f'    options: {{database.include.list: "{mariadb_db["database"]}", database.server.id: "5403"}}\n')
+    path = tmp_path / "p.yaml"
+    path.write_text(text)
+    code = main(["capture", "-c", str(path), "--until-idle"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "MariaDB" in err and "connector: mariadb" in err and "Traceback" not in err, err
+    assert "server UUID" not in err, err
+    assert not (root / "bronze" / f"my.{mariadb_db['database']}.t").exists()

@@ -20,6 +20,7 @@ from cdc_sources.mysql.checks import (
     Grants,
     ReplicaHost,
     ServerFacts,
+    check_flavor,
     evaluate_checks,
     gather_facts,
     parse_grants,
@@ -35,7 +36,7 @@ from cdc_sources.mysql.connection import (
     server_info,
 )
 from cdc_sources.mysql.errors import MySqlSetupError
-from cdc_sources.spi import Fatal, SnapshotPlan
+from cdc_sources.spi import ConfigError, Fatal, SnapshotPlan
 from pipelines.local_mariadb import LocalMariaDB
 
 GOOD_VARIABLES = {"log_bin": "ON", "binlog_format": "ROW", "binlog_row_image": "FULL", "binlog_row_metadata": "FULL"}
@@ -55,6 +56,24 @@ def make_config(port: int = 3306, user: str = "root", password: str = "", flavor
 
 def failed(results: list[CheckResult], severity: str = "error") -> dict[str, str]:
     return {r.name: r.message for r in results if not r.ok and r.severity == severity}
+
+
+# -- pure: the connector matches the server --------------------------------------------------
+
+
+@pytest.mark.parametrize(("declared", "server", "needed"), [("mysql", MARIADB, "mariadb"), ("mariadb", MYSQL, "mysql")])
+def test_a_server_of_the_other_flavour_is_a_config_error_naming_the_connector_to_use(declared, server, needed):
+    with pytest.raises(ConfigError) as info:
+        check_flavor(make_config(flavor=declared), server)
+    text = str(info.value)
+    assert f"`connector: {declared}`" in text and f"set `connector: {needed}`" in text, text
+    assert server.describe() in text and "root@127.0.0.1:3306" in text, text
+    assert isinstance(info.value, Fatal)
+
+
+def test_a_server_of_the_declared_flavour_passes():
+    check_flavor(make_config(flavor="mysql"), MYSQL)
+    check_flavor(make_config(flavor="mariadb"), MARIADB)
 
 
 # -- pure: grants -----------------------------------------------------------------------------
