@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 import psycopg
+import pytest
 from psycopg.rows import dict_row
 
 from tests.support.bronze_rows import (
@@ -190,14 +191,19 @@ _CHANGE = re.compile(r"^table public\.(\w+): (INSERT|UPDATE|DELETE): (.*)$", re.
 _ID = re.compile(r"id\[integer\]:(-?\d+)")
 
 
-def create_oracle_slot(dsn: str, slot: str) -> bool:
-    """A ``test_decoding`` slot that records every change from now on; False if unavailable."""
+def create_oracle_slot(dsn: str, slot: str, plugin: str = "test_decoding") -> str:
+    """A ``test_decoding`` slot that records every change from now on; returns its name.
+
+    Without the plugin (``test_decoding`` is in PostgreSQL's contrib package) the calling test
+    fails: the exactly-once claim is never checked without its oracle.
+    """
     with psycopg.connect(dsn, autocommit=True) as conn:
         try:
-            conn.execute("SELECT pg_create_logical_replication_slot(%s, 'test_decoding')", (slot,))
-        except psycopg.errors.UndefinedFile:
-            return False
-    return True
+            conn.execute("SELECT pg_create_logical_replication_slot(%s, %s)", (slot, plugin))
+        except psycopg.errors.UndefinedFile as exc:
+            pytest.fail(f"the exactly-once oracle needs PostgreSQL's {plugin} plugin (contrib): {exc}",
+                        pytrace=False)
+    return slot
 
 
 def oracle_events(dsn: str, slot: str, *, after_lsn: int) -> dict[str, list[Event]]:
@@ -280,23 +286,22 @@ def bronze_event(row: dict[str, Any]) -> Event:
     return int(orjson.loads(row["position"])["lsn"]), row["op"], int(orjson.loads(row["key"])["id"])
 
 
-def check_exactly_once(root: str, dsn: str, *, slot: str, oracle_slot: str | None) -> list[str]:
+def check_exactly_once(root: str, dsn: str, *, slot: str, oracle_slot: str) -> list[str]:
     """Every problem found in bronze against the source database, the oracle and the slot."""
     rows_by_offset = offsets(root)
     done = [r for r in rows_by_offset if r["snapshot_completed"]]
     if not done:
         return ["no offsets row with snapshot_completed: the snapshot never finished"]
     snapshot_lsn = int(orjson.loads(done[0]["offset"])["lsn"])
-    expected = oracle_events(dsn, oracle_slot, after_lsn=snapshot_lsn) if oracle_slot else None
+    expected = oracle_events(dsn, oracle_slot, after_lsn=snapshot_lsn)
     problems: list[str] = []
     with psycopg.connect(dsn, row_factory=dict_row) as conn:
         for t in TABLES:
             rows = read_bronze(root, t)
             source = {r["id"]: r for r in conn.execute(f"SELECT * FROM {t}").fetchall()}
             problems += [f"{t}: {p}" for p in _check_table(rows, source, snapshot_lsn)]
-            if expected is not None:
-                problems += [f"{t}: {p}" for p in compare_events(rows, expected.get(t, []))]
-        commits = oracle_commit_lsns(dsn, oracle_slot) if oracle_slot else None
+            problems += [f"{t}: {p}" for p in compare_events(rows, expected.get(t, []))]
+        commits = oracle_commit_lsns(dsn, oracle_slot)
         problems += check_slot(conn, slot, rows_by_offset, commits)
     return problems
 

@@ -4,8 +4,8 @@ Every test ends with `check_exactly_once`: per table, bronze's ``seq`` is 1..N, 
 event is stored twice, the snapshot rows come from one completed snapshot only, replaying bronze
 gives ``SELECT *`` of the source, the streamed events equal (in order) what an independent
 ``test_decoding`` slot saw committed after the snapshot point, and the capture slot's
-``confirmed_flush_lsn`` is not ahead of bronze's last offset (the oracle comparison is skipped
-when the server has no ``test_decoding``).
+``confirmed_flush_lsn`` is not ahead of bronze's last offset (a server without ``test_decoding``
+fails the test).
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def test_random_sigkills_during_snapshot_and_streaming_leave_bronze_exactly_once
     slot, oracle = f"c_{db[-40:]}", f"o_{db[-40:]}"
     sizes = {"accounts": 500, "big": 50_000, "orders": 200}
     create_schema(pg_db, **sizes, pad=300)
-    has_oracle = create_oracle_slot(pg_db, oracle)
+    create_oracle_slot(pg_db, oracle)
     config = tmp_path / "pipeline.yaml"
     config.write_text(pipeline_yaml(root, pg_db, slot=slot, interval_ms=50, max_records=500, **GATE_OPTIONS))
     rng = random.Random(SEED)
@@ -123,8 +123,8 @@ def test_random_sigkills_during_snapshot_and_streaming_leave_bronze_exactly_once
     assert workload.committed > 500, workload
     final = capture.run_until_idle()
     assert "0 snapshot rows" in final.stdout.read_text(), final.tail()
-    problems += check_exactly_once(root, pg_db, slot=slot, oracle_slot=oracle if has_oracle else None)
-    commits = oracle_commit_lsns(pg_db, oracle) if has_oracle else None
+    problems += check_exactly_once(root, pg_db, slot=slot, oracle_slot=oracle)
+    commits = oracle_commit_lsns(pg_db, oracle)
     for confirmed, rows in marks:
         problems += slot_ahead(confirmed, rows, slot, commits)
     assert not problems, f"after {kills} SIGKILLs (4 mid-snapshot)" + ":\n" + "\n".join(problems)
@@ -153,7 +153,6 @@ class KillHarness:
 
     def __init__(self, server: LocalPostgres, workdir: Path) -> None:
         self.server, self.workdir, self.runs = server, workdir, 0
-        self.oracle: str | None = None
         self.template = f"eo_tmpl_{os.getpid()}"
         self.ctx = multiprocessing.get_context("forkserver")
         self.ctx.set_forkserver_preload(["tests.pipelines.exactly_once_support", "pipelines.capture", "pandas"])
@@ -167,6 +166,7 @@ class KillHarness:
         then a normal run; returns the child's exit code, its trace and the problems found."""
         self.runs += 1
         db, dsn, root = self._fresh_db()
+        oracle = create_oracle_slot(dsn, f"{db}_o")
         try:
             text = pipeline_yaml(root, dsn, slot=f"{db}_c", interval_ms=600_000, max_records=4, max_bytes=1024)
             workload = functools.partial(apply_workload, dsn, TARGETED_WORKLOAD)
@@ -174,7 +174,7 @@ class KillHarness:
                               before_stream=workload)
             code, trace = run_killed_child(self.ctx, text, plan, applied=functools.partial(_applied, dsn),
                                            apply=workload)
-            return code, trace, check_exactly_once(root, dsn, slot=f"{db}_c", oracle_slot=self.oracle)
+            return code, trace, check_exactly_once(root, dsn, slot=f"{db}_c", oracle_slot=oracle)
         finally:
             _drop_database(self.server, db)
 
@@ -183,9 +183,7 @@ class KillHarness:
         with psycopg.connect(self.server.dsn(), autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
             conn.execute(f'CREATE DATABASE "{db}" TEMPLATE "{self.template}"')
-        dsn = self.server.dsn(db)
-        self.oracle = f"{db}_o" if create_oracle_slot(dsn, f"{db}_o") else None
-        return db, dsn, str(self.workdir / db)
+        return db, self.server.dsn(db), str(self.workdir / db)
 
     def close(self) -> None:
         _drop_database(self.server, self.template)
@@ -299,7 +297,7 @@ def _restart_scenario(server: LocalPostgres, tmp_path: Path) -> None:
     events: list[str] = []
     sizes: dict[str, Any] = {"accounts": 200, "big": 5_000, "orders": 200}
     create_schema(dsn, **sizes)
-    oracle = "oracle" if create_oracle_slot(dsn, "oracle") else None
+    oracle = create_oracle_slot(dsn, "oracle")
     config = tmp_path / "pipeline.yaml"
     config.write_text(pipeline_yaml(root, dsn, slot="capture", interval_ms=50, max_records=500))
     supervisor = Supervisor(CaptureProcess(config, tmp_path).start(), events)
@@ -321,3 +319,9 @@ def _restart_scenario(server: LocalPostgres, tmp_path: Path) -> None:
     assert workload.failed > 0, "the workload never saw the server go away"
     if events:
         raise AssertionError("bronze is exactly once, but:\n" + "\n".join(events))
+
+
+def test_the_oracle_fails_the_test_when_its_decoding_plugin_is_missing(pg_db):
+    """A server without the oracle's plugin fails an exactly-once test; it never passes unchecked."""
+    with pytest.raises(pytest.fail.Exception, match="needs PostgreSQL's no_such_decoder plugin"):
+        create_oracle_slot(pg_db, "oracle_missing", plugin="no_such_decoder")
