@@ -5,7 +5,9 @@ csv)`` run by a worker process for large tables (`copy_process`), in-process for
 (`copy_source`), and leave as `ChangeBlock`s (`snapshot_blocks`) whose keys, values and
 positions are exactly the records Debezium's snapshot emits. ``source.snapshot`` follows Debezium: ``first`` for the
 very first row, ``first_in_data_collection`` / ``last_in_data_collection`` at table boundaries,
-``last`` for the very last row and ``true`` otherwise, which needs a one-batch look-ahead.
+``last`` for the very last row and ``true`` otherwise, which needs a one-batch look-ahead; a
+table's final batch also waits until a later table shows rows, so that when the tables after it
+are empty its last row is the snapshot's ``last``, as Debezium marks it (`snapshot_order`).
 
 With ``snapshot.max.threads`` > 1 up to that many tables are copied at once (`snapshot_feeds`)
 and their blocks leave interleaved, each table's rows in order: ``first`` marks the first row
@@ -100,32 +102,27 @@ class PostgresColumnarSnapshotReader:
             yield from self._read_parallel(tables)
             return
         total = len(tables)
-        for done, table in enumerate(tables):
+        order = EmissionOrder(in_table_order=True)  # a table's final batch waits for a later table's rows
+        renders: dict[int, TableBlocks] = {}
+        rows = [0] * total
+        done = 0
+        for index, table in enumerate(tables):
             yield table.codec.version
-            rows = yield from self._table(table, last_table=done == total - 1, progress=(done, total))
-            yield SnapshotProgress(table.codec.version.table, rows, done + 1, total, table_done=True)
-
-    def _table(self, table: SnapshotTable, *, last_table: bool,
-               progress: tuple[int, int]) -> Generator[StreamItem, None, int]:
-        """Yield one table's blocks (and progress); returns its row count."""
-        request = self._request(table)
-        rows = 0
-        pending: Any = None
-        with closing(self._source(table, request)) as source:  # a worker starts now, while we prepare
-            render = TableBlocks(table.codec, self.settings, self.run)
-            for batch in source:
-                if batch.num_rows == 0:
-                    continue
-                if pending is not None:
-                    yield from self._emit(render, pending, rows, table_end=False, last_table=last_table)
-                    yield from _progress(table, rows, rows + pending.num_rows, progress)
-                    rows += pending.num_rows
-                pending = batch
-        if pending is not None:
-            yield from self._emit(render, pending, rows, table_end=True, last_table=last_table)
-            yield from _progress(table, rows, rows + pending.num_rows, progress)
-            rows += pending.num_rows
-        return rows
+            request = self._request(table)
+            with closing(self._source(table, request)) as source:  # a worker starts now, while we prepare
+                renders[index] = TableBlocks(table.codec, self.settings, self.run)
+                for batch in source:
+                    if batch.num_rows == 0:
+                        continue
+                    for release in order.batch(index, batch):
+                        yield from self._release(tables, renders, rows, release, (done, total))
+                        done += release.table_end
+            for release in order.end(index):
+                yield from self._release(tables, renders, rows, release, (done, total))
+                done += release.table_end
+        for release in order.finish():
+            yield from self._release(tables, renders, rows, release, (done, total))
+            done += release.table_end
 
     def _read_parallel(self, tables: Sequence[SnapshotTable]) -> Iterator[StreamItem]:
         """Copy up to `max_threads` tables at once (`snapshot_feeds`); emit their batches as they

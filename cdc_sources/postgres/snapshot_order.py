@@ -41,11 +41,17 @@ class Release:
 
 
 class EmissionOrder:
-    """Decides when each table's batches leave; see the module text. Not thread-safe."""
+    """Decides when each table's batches leave; see the module text. Not thread-safe.
 
-    def __init__(self) -> None:
+    ``in_table_order``: tables are read one after another (one snapshot thread); the end of an
+    empty table that comes while a final batch is held leaves after it, so tables end in order.
+    """
+
+    def __init__(self, *, in_table_order: bool = False) -> None:
         self._newest: dict[int, Any] = {}
         self._final: Release | None = None
+        self._in_table_order = in_table_order
+        self._after_final: list[Release] = []
 
     def batch(self, table: int, batch: Any) -> list[Release]:
         """A non-empty batch of ``table`` arrived; returns what may leave now."""
@@ -60,7 +66,11 @@ class EmissionOrder:
         """``table`` has no more rows; returns what may leave now."""
         final = self._newest.pop(table, None)
         if final is None:
-            return [Release(table, None, table_end=True, last=False)]
+            empty = Release(table, None, table_end=True, last=False)
+            if self._in_table_order and self._final is not None:
+                self._after_final.append(empty)
+                return []
+            return [empty]
         if self._newest:  # another table has rows waiting: this is not the snapshot's last batch
             return [Release(table, final, table_end=True, last=False)]
         self._final = Release(table, final, table_end=True, last=False)
@@ -76,4 +86,5 @@ class EmissionOrder:
         final, self._final = self._final, None
         if final is None:
             return []
-        return [Release(final.table, final.batch, table_end=True, last=last)]
+        after, self._after_final = self._after_final, []
+        return [Release(final.table, final.batch, table_end=True, last=last), *after]

@@ -14,10 +14,11 @@ import os
 from collections.abc import Callable, Sequence
 
 import psycopg
+import pyarrow as pa
 import pytest
-from deltalake import DeltaTable
+from deltalake import DeltaTable, write_deltalake
 
-from bronze.schema import topic_path
+from bronze.schema import CDC_DIR, bronze_root, topic_path
 from pipelines.capture import run_capture
 from pipelines.config import parse_pipeline
 from tests.conformance.compare import DEFAULT_IGNORE, diff_records
@@ -46,6 +47,12 @@ def _ours(root: str, dsn: str, options: dict[str, str]) -> Callable[[], None]:
             f"database: {parts['dbname']}, user: postgres}}\n    options:\n{opts}")
     config = parse_pipeline(text, env={})
     return lambda: run_capture(config, until_idle=True) and None
+
+
+def _bronze_topics(root: str) -> set[str]:
+    """Every topic our capture wrote a bronze table for (the ``_cdc`` bookkeeping left out)."""
+    bronze = bronze_root(root)
+    return {name for name in os.listdir(bronze) if name != CDC_DIR} if os.path.isdir(bronze) else set()
 
 
 def _bronze(root: str, topics: Sequence[str]) -> list[tuple[str, str | None, str | None, dict[str, str]]]:
@@ -78,10 +85,36 @@ def _neutral_snapshot(value: str | None) -> str | None:
 
 
 def _compare(root: str, theirs: list[DbzRecord]) -> list[str]:
-    topics = sorted({r.topic for r in theirs})
+    """Differences over the union of both sides' topics: a topic only one side wrote is a difference."""
+    assert theirs, "Debezium produced no records: nothing would be compared"
+    topics = sorted({r.topic for r in theirs} | _bronze_topics(root))
     ours = [(t, k, _neutral_snapshot(v), h) for t, k, v, h in _bronze(root, topics)]
     neutral = [dataclasses.replace(r, value=_neutral_snapshot(r.value)) for r in theirs]
     return diff_records(ours, neutral, ignore=IGNORE)
+
+
+def _write_bronze(root: str, topic: str, values: Sequence[str]) -> None:
+    """A bronze-shaped table of ``topic`` (seq, key, value, headers), for the checks of `_compare`."""
+    headers = pa.map_(pa.string(), pa.string())
+    write_deltalake(topic_path(root, topic), pa.table({
+        "seq": pa.array(range(1, len(values) + 1), pa.int64()), "key": pa.array(['{"id":1}'] * len(values)),
+        "value": pa.array(values), "headers": pa.array([None] * len(values), headers)}))
+
+
+def test_a_topic_only_we_wrote_is_a_difference(tmp_path):
+    """A table our connector captured but Debezium did not (a filter we got wrong) is reported."""
+    root = str(tmp_path)
+    value = '{"op":"c","after":{"id":1}}'
+    _write_bronze(root, f"{PREFIX}.public.kept", [value])
+    _write_bronze(root, f"{PREFIX}.public.excluded", [value])
+    theirs = [DbzRecord(f"{PREFIX}.public.kept", '{"id":1}', value, {}, None, None)]
+    assert _compare(root, theirs) == [f"{PREFIX}.public.excluded: ours has 1 records, Debezium 0",
+                                      f'{PREFIX}.public.excluded[0]: only in ours: op=c key={{"id":1}}']
+
+
+def test_no_records_from_debezium_fails_the_comparison(tmp_path):
+    with pytest.raises(AssertionError, match="Debezium produced no records"):
+        _compare(str(tmp_path), [])
 
 
 def _run(pg_db: str, tmp_path, setup: str, workload: Sequence[str], options: dict[str, str]) -> list[str]:
@@ -235,3 +268,19 @@ TYPES_WORKLOAD = [
 def test_every_type_matches_debezium(pg_db, tmp_path, options):
     diffs = _run(pg_db, tmp_path, TYPES_SETUP, TYPES_WORKLOAD, options)
     assert diffs == [], "\n".join(diffs[:80])
+
+
+EMPTY_LAST_SETUP = """
+CREATE TABLE a_rows (id int PRIMARY KEY, v text);
+CREATE TABLE b_rows (id int PRIMARY KEY, v text);
+CREATE TABLE y_empty (id int PRIMARY KEY);
+CREATE TABLE z_empty (id int PRIMARY KEY);
+INSERT INTO a_rows VALUES (1, 'a'), (2, 'b');
+INSERT INTO b_rows VALUES (1, 'c'), (2, 'd'), (3, 'e');
+"""
+
+
+def test_snapshot_markers_when_the_last_tables_are_empty_match_debezium(pg_db, tmp_path):
+    """One snapshot thread, the last tables in order empty: the last row emitted is ``last``."""
+    diffs = _run(pg_db, tmp_path, EMPTY_LAST_SETUP, ["INSERT INTO z_empty VALUES (1)"], {})
+    assert diffs == [], "\n".join(diffs[:60])

@@ -138,7 +138,8 @@ def _text_rows(conn: Any, select: str) -> list[tuple[str | None, ...]]:
 
 
 def per_row(conn: Any, tables: Sequence[SnapshotTable], ts_us: int) -> list[tuple[Any, ...]]:
-    """The records as the per-row reader rendered them: look-ahead by one row for the markers."""
+    """The records as Debezium marks them, one row looked ahead: a table's final row is ``last``
+    when no later table has rows (Debezium marks the last row it emits ``last``)."""
     source = SourceInfo("it", "db")
     out: list[tuple[Any, ...]] = []
     pending: tuple[Any, Sequence[str | None], bool] | None = None
@@ -165,14 +166,13 @@ def per_row(conn: Any, tables: Sequence[SnapshotTable], ts_us: int) -> list[tupl
                     _TS.sub("}", envelope(None, codec.row(values), src, "r", None)), "r", dumps(position),
                     (LSN, 0, n), codec.schema_id, HEADERS))
 
-    for done, table in enumerate(tables):
+    ended = False  # the pending row is its table's final row
+    for table in tables:
         for i, values in enumerate(_text_rows(conn, table.select)):
             if pending is not None:
-                record(pending, last_in_table=False, last=False)
-            pending = (table.codec, values, i == 0)
-        if pending is not None and pending[0] is table.codec and done < len(tables) - 1:
-            record(pending, last_in_table=True, last=False)
-            pending = None
+                record(pending, last_in_table=ended, last=False)
+            pending, ended = (table.codec, values, i == 0), False
+        ended = pending is not None  # whether a later table has rows decides if it is the last
     if pending is not None:
         record(pending, last_in_table=True, last=True)
     return out
@@ -257,9 +257,11 @@ def _one_column_tables(pg_db: str, rows: dict[str, int]) -> None:
     ({"a": 0, "b": 2, "c": 1},
      [("b", "first", False), ("b", "last_in_data_collection", False), ("c", "last", True)]),
     ({"a": 1, "b": 0},
-     [("a", "first", False)]),
+     [("a", "last", True)]),
     ({"a": 1}, [("a", "last", True)]),
-    ({"a": 2, "b": 0}, [("a", "first", False), ("a", "last_in_data_collection", False)]),
+    ({"a": 2, "b": 0}, [("a", "first", False), ("a", "last", True)]),  # as Debezium: the last row emitted
+    ({"a": 2, "b": 1, "c": 0, "d": 0},
+     [("a", "first", False), ("a", "last_in_data_collection", False), ("b", "last", True)]),
     ({"a": 0, "b": 0}, []),
 ])
 def test_markers_follow_debezium_precedence_across_tables(pg_db, snapshot, rows, expected):
@@ -270,8 +272,11 @@ def test_markers_follow_debezium_precedence_across_tables(pg_db, snapshot, rows,
     items = list(reader.read(tables))
     assert _markers(records(items)) == expected
     assert records(items) == per_row(snap.conn, tables, reader.run.ts_us)
-    order = [type(i).__name__ for i in items if not isinstance(i, ChangeBlock)]
-    assert order == ["SchemaVersion", "SnapshotProgress"] * len(rows)
+    versions = [i.table for i in items if isinstance(i, SchemaVersion)]
+    assert versions == [f"public.{t}" for t in rows]
+    for t in rows:  # a table's schema version comes before its rows and its end
+        first = next(n for n, i in enumerate(items) if getattr(i, "table", None) == f"public.{t}")
+        assert isinstance(items[first], SchemaVersion)
     done = [i for i in items if isinstance(i, SnapshotProgress)]
     assert [(p.table, p.rows, p.tables_done, p.table_done) for p in done] == [
         (f"public.{t}", n, i + 1, True) for i, (t, n) in enumerate(rows.items())]

@@ -78,6 +78,23 @@ def test_empty_tables_ending_last_leave_the_last_row_marked_last():
     assert order.finish() == [Release(0, "a0", table_end=True, last=True)]
 
 
+def test_in_table_order_empty_tables_end_after_the_held_final_batch():
+    """One table after another: the empty tables read after a held final batch end after it."""
+    order = EmissionOrder(in_table_order=True)
+    order.batch(0, "a0")
+    assert order.end(0) == []
+    assert order.end(1) == []
+    assert order.end(2) == []
+    assert order.finish() == [Release(0, "a0", table_end=True, last=True), Release(1, None, table_end=True, last=False),
+                              Release(2, None, table_end=True, last=False)]
+    order = EmissionOrder(in_table_order=True)
+    order.batch(0, "a0")
+    order.end(0)
+    order.end(1)
+    assert order.batch(2, "c0") == [Release(0, "a0", table_end=True, last=False),
+                                    Release(1, None, table_end=True, last=False)]
+
+
 def test_no_rows_at_all_release_only_table_ends():
     order = EmissionOrder()
     assert order.end(0) == [Release(0, None, table_end=True, last=False)]
