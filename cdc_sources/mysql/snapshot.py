@@ -75,14 +75,15 @@ class SnapshotTable:
 def snapshot_marker(n: int, *, first_in_table: bool, last_in_table: bool, last: bool) -> str:
     """The ``source.snapshot`` value of the ``n``-th snapshot record (from 1).
 
-    The very first record is ``first`` (even if it is also the last), the very last ``last``; a
-    table's first record is ``first_in_data_collection``, its last ``last_in_data_collection``;
-    every other record ``true``. (A `cdc_sources.common.snapshot_blocks.MarkerRule`.)
+    The very last record is ``last`` (also when it is the first: Debezium marks the last record
+    it emits ``last`` when the snapshot completes), the very first ``first``; a table's first
+    record is ``first_in_data_collection``, its last ``last_in_data_collection``; every other
+    record ``true``. (A `cdc_sources.common.snapshot_blocks.MarkerRule`.)
     """
-    if n == 1:
-        return "first"
     if last:
         return "last"
+    if n == 1:
+        return "first"
     if first_in_table:
         return "first_in_data_collection"
     if last_in_table:
@@ -123,27 +124,43 @@ class SnapshotRowReader:
     def read(self, tables: Sequence[SnapshotTable]) -> Iterator[StreamItem]:
         """Every row of every table, then nothing else (the session adds the final checkpoint)."""
         n = 0
+        last = self.last_table_with_rows(tables)
         for t_index, table in enumerate(tables):
             yield table.codec.version
-            rows = yield from self.read_table(table, t_index=t_index, tables=len(tables), first_index=n)
+            rows = yield from self.read_table(table, t_index=t_index, tables=len(tables), first_index=n,
+                                              last_table=t_index == last)
             n += rows
             yield SnapshotProgress(str(table.id), rows, t_index + 1, len(tables), table_done=True)
 
-    def read_table(self, table: SnapshotTable, *, t_index: int, tables: int,
-                   first_index: int) -> Generator[StreamItem, None, int]:
+    def last_table_with_rows(self, tables: Sequence[SnapshotTable]) -> int | None:
+        """The index of the last of ``tables`` that has a row in the snapshot's read view (None:
+        every table is empty), so that the last row emitted is marked ``last`` when the tables
+        after it are empty, as Debezium marks it. Asks from the end, one ``LIMIT 1`` read each."""
+        for index in range(len(tables) - 1, -1, -1):
+            cur = self.cursor_factory()
+            try:
+                cur.execute(f"SELECT 1 FROM ({tables[index].select}) AS snapshot_probe LIMIT 1")
+                if cur.fetchall():
+                    return index
+            finally:
+                cur.close()
+        return None
+
+    def read_table(self, table: SnapshotTable, *, t_index: int, tables: int, first_index: int,
+                   last_table: bool) -> Generator[StreamItem, None, int]:
         """One table's records (runs of `RUN_SIZE`) and progress; returns its row count.
 
         Args:
             table: the table.
             t_index: its index among the snapshot's ``tables`` tables.
             first_index: the snapshot record number (from 0) of its first row.
+            last_table: no later table has rows: the table's last row is the snapshot's last.
         """
         position = dumps(self.offset)
         prefix = self.order_prefix
         n = first_index
         rows = 0
         run: list[ChangeRecord] = []
-        last_table = t_index == tables - 1
         pending: tuple[Any, ...] | None = None
         for row in self._rows(table):
             if pending is not None:

@@ -261,6 +261,24 @@ def test_markers_order_keys_and_progress_across_tables_and_batches(snapshot: Sna
     assert kinds == ["SchemaVersion"] * len(order)
 
 
+@pytest.mark.parametrize(("order", "expected"), [
+    (["one", "nokey", "empty"], ["first", "first_in_data_collection", "true", "last"]),
+    (["one", "empty"], ["last"]),
+    (["empty", "one", "empty"], ["last"]),
+    (["one"], ["last"]),
+])
+@pytest.mark.parametrize("columnar", [True, False], ids=["columnar", "row-by-row"])
+def test_the_last_row_emitted_is_last_also_when_the_tables_after_it_are_empty(
+        snapshot: Snapshot, order: list[str], expected: list[str], columnar: bool) -> None:
+    """As Debezium marks it when its snapshot completes: the last row it emitted is ``last``,
+    whichever table it belongs to, also when it is the only one."""
+    settings = MySqlConverterSettings()
+    rows = snapshot.rows_reader()
+    reader = MySqlColumnarSnapshotReader(rows, snapshot.worker, settings, block_rows=2) if columnar else rows
+    records, _, _ = flatten(list(reader.read(snapshot.tables(order, settings))))
+    assert [re.search(r'"snapshot":"(\w+)"', r[2])[1] for r in records] == expected  # type: ignore[index]
+
+
 def test_markers_follow_the_row_readers_precedence(snapshot: Snapshot) -> None:
     settings = MySqlConverterSettings()
     records, _, progress = flatten(list(MySqlColumnarSnapshotReader(
