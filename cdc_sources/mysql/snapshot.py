@@ -37,6 +37,7 @@ from typing import Any
 from cdc_sources.common.envelope import dumps, envelope_text
 from cdc_sources.mysql.codec import TableCodec
 from cdc_sources.mysql.envelope import SourceInfo
+from cdc_sources.mysql.errors import classify, error_code
 from cdc_sources.mysql.model import TableId
 from cdc_sources.mysql.offset import binlog_file_number as file_number
 from cdc_sources.spi import ChangeRecord, Checkpoint, SnapshotProgress, StreamItem
@@ -142,6 +143,10 @@ class SnapshotRowReader:
                 cur.execute(f"SELECT 1 FROM ({tables[index].select}) AS snapshot_probe LIMIT 1")
                 if cur.fetchall():
                     return index
+            except Exception as exc:
+                if error_code(exc) is None and not isinstance(exc, OSError):
+                    raise
+                raise classify(exc, where=f"snapshotting table {tables[index].id}") from None
             finally:
                 cur.close()
         return None

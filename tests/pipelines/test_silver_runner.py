@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -92,9 +93,9 @@ def test_loop_mode_runs_passes_until_stopped(tmp_path, monkeypatch):
     b = _builder(root)
     b.insert({"id": 1, "v": "a"}).commit()
     thread, stop, out = _looping_run(root, b.topic, interval=0.2)
-    time.sleep(6)
+    _wait_for_lines(out, thread, lambda lines: any("-> 1 upserts" in line for line in lines))
     b.insert({"id": 2, "v": "b"}).commit()
-    time.sleep(4)
+    _wait_for_lines(out, thread, lambda lines: sum("-> 1 upserts" in line for line in lines) == 2)
     stop.set()
     thread.join(60)
     result = out["r"]
@@ -110,10 +111,7 @@ def test_a_looping_run_does_not_keep_every_pass(tmp_path, monkeypatch):
     b = _builder(root)
     b.insert({"id": 1, "v": "a"}).commit()
     thread, stop, out = _looping_run(root, b.topic, interval=0.05)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not list((tmp_path / "silver" / "_cdc" / "progress").glob("t/_delta_log")):
-        time.sleep(0.2)
-    time.sleep(3)
+    _wait_for_lines(out, thread, lambda lines: len(lines) > 5)  # one line per table and pass
     stop.set()
     thread.join(60)
     result = out["r"]
@@ -253,15 +251,25 @@ def _normalize(row: tuple) -> tuple:
 
 def _looping_run(root: str, topic: str, *, interval: float) -> tuple[threading.Thread, threading.Event, dict]:
     """Start a looping run of silver table ``t`` over ``topic`` in a thread; set the event to stop it,
-    its result is then ``out["r"]``."""
+    its result is then ``out["r"]``; ``out["lines"]`` collects its progress lines as they come."""
     stop = threading.Event()
-    out: dict = {}
+    out: dict = {"lines": []}
 
     def go():
         out["r"] = run_silver(root=root, engine=EngineSpec(), tables=[SilverTable(table="t", source=topic)],
                               options=SilverOptions(interval_seconds=interval), sources={"shop": "shop"}, once=False,
-                              stop=stop)
+                              stop=stop, progress=out["lines"].append)
 
     thread = threading.Thread(target=go)
     thread.start()
     return thread, stop, out
+
+
+def _wait_for_lines(out: dict, thread: threading.Thread, done: Callable[[list[str]], bool],
+                    timeout: float = 120) -> None:
+    """Wait (bounded) until the looping run's progress lines satisfy ``done``."""
+    deadline = time.monotonic() + timeout
+    while not done(list(out["lines"])):
+        assert thread.is_alive(), f"the looping run ended early: {out['lines'][-5:]}"
+        assert time.monotonic() < deadline, f"not reached in {timeout}s: {out['lines'][-5:]}"
+        time.sleep(0.05)

@@ -457,7 +457,12 @@ def test_a_worker_exits_when_its_parent_closes_stdin(pg_db, snapshot):
     request = {"connect": connect, "snapshot": snap.name, "copy": "COPY (SELECT pg_sleep(30)) TO STDOUT"}
     proc.stdin.write(json.dumps(request).encode() + b"\n")
     proc.stdin.flush()
-    time.sleep(0.5)
+    deadline = time.monotonic() + 30  # until the worker's COPY runs on the server
+    with psycopg.connect(pg_db, autocommit=True) as conn:
+        while not conn.execute("SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'COPY (SELECT pg_sleep(30))%'"
+                               ).fetchone()[0]:
+            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            time.sleep(0.02)
     proc.stdin.close()
     assert proc.wait(10) == 4
 

@@ -186,8 +186,14 @@ public class MySqlConverterProbe {
                 ResultSet rs = statement.executeQuery(live.path("query").asText())) {
             while (rs.next()) {
                 Object[] data = new Object[table.columns().size()];
-                for (int i = 0; i < data.length; i++) {
-                    data[i] = reader.readField(rs, i + 1, table.columns().get(i), table);
+                try {
+                    for (int i = 0; i < data.length; i++) {
+                        data[i] = reader.readField(rs, i + 1, table.columns().get(i), table);
+                    }
+                }
+                catch (Exception e) { // the row cannot be read: Debezium's snapshot would stop here
+                    snapshot.addObject().put("error", describe(e));
+                    continue;
                 }
                 snapshot.add(render(schema, values, data));
             }
