@@ -366,3 +366,31 @@ def test_connector_mysql_on_a_mariadb_server_says_connector_mariadb_is_needed(ma
     assert "MariaDB" in err and "connector: mariadb" in err and "Traceback" not in err, err
     assert "server UUID" not in err, err
     assert not (root / "bronze" / f"my.{mariadb_db['database']}.t").exists()
+
+
+def test_the_password_override_variable_is_what_capture_connects_with(mariadb_db, tmp_path, capsys, monkeypatch):
+    """``CDC__SOURCES__<NAME>__PASSWORD`` supplies the password of a source whose file has none:
+    ``capture`` connects with it (and fails on authentication without it), never printing it."""
+    from pipelines.cli import main
+
+    db = mariadb_db["database"]
+    execute(mariadb_db, "CREATE TABLE t (id INT PRIMARY KEY)", "INSERT INTO t VALUES (1), (2)",
+            "CREATE USER IF NOT EXISTS 'cdc_envpw'@'%' IDENTIFIED BY 'env-s3cret'",
+            "GRANT SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, BINLOG MONITOR, LOCK TABLES ON *.* "
+            "TO 'cdc_envpw'@'%'")
+    root = tmp_path / "lake"
+    path = tmp_path / "p.yaml"
+    path.write_text(f'pipeline: t\nlakehouse: {{root: "{root}"}}\nsources:\n  - name: my-db\n'
+                    f"    connector: mariadb\n    connection: {{host: 127.0.0.1, port: {mariadb_db['port']}, "
+                    f"user: cdc_envpw}}\n"
+                    f'    options: {{database.include.list: "{db}", database.server.id: "5404"}}\n')
+    monkeypatch.delenv("CDC__SOURCES__MY_DB__PASSWORD", raising=False)
+    assert main(["capture", "-c", str(path), "--until-idle"]) == 1
+    err = capsys.readouterr().err
+    assert "cdc_envpw" in err and "Traceback" not in err, err
+    monkeypatch.setenv("CDC__SOURCES__MY_DB__PASSWORD", "env-s3cret")
+    code = main(["capture", "-c", str(path), "--until-idle"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "env-s3cret" not in out + err
+    assert sorted(orjson.loads(r["key"])["id"] for r in rows(str(root), f"my-db.{db}.t")) == [1, 2]

@@ -92,6 +92,41 @@ def test_sigterm_mid_stream_exits_0_and_leaves_bronze_exactly_once(pg_db, tmp_pa
     assert not problems, "\n".join(problems)
 
 
+def test_a_second_signal_aborts_with_exit_130_and_bronze_stays_exactly_once(pg_db, tmp_path):
+    """SIGTERM then SIGINT (two signals that never merge into one): the first asks for a clean stop,
+    the second aborts at once, exit 130 and "interrupted", no traceback; the next run leaves every
+    change in bronze exactly once (as after a crash)."""
+    root = str(tmp_path / "lake")
+    slot, oracle = _names(pg_db)
+    sizes = {"accounts": 100, "big": 500, "orders": 100}
+    create_schema(pg_db, **sizes)
+    create_oracle_slot(pg_db, oracle)
+    config = tmp_path / "pipeline.yaml"
+    config.write_text(pipeline_yaml(root, pg_db, slot=slot, interval_ms=100, max_records=50))
+    capture = CaptureProcess(config, tmp_path)
+    workload = Workload(pg_db, SEED, sizes, large_rows=1_000).start()
+    try:
+        capture.start_planned()
+        orders_dir = topic_path(root, topic("orders"))
+        commits = log_commits(orders_dir)
+        workload.request_large()
+        assert wait_until(lambda: log_commits(orders_dir) > commits + 2, 120, 0.01), capture.tail()
+        assert capture.proc is not None
+        os.kill(capture.proc.pid, signal.SIGTERM)
+        os.kill(capture.proc.pid, signal.SIGINT)
+        status = capture.proc.wait(60)
+    finally:
+        workload.stop()
+        if capture.running:
+            capture.kill()
+    err = capture.stderr.read_text()
+    assert status == 130, f"exit {status}:\n{capture.tail()}"
+    assert "interrupted" in err and "again: aborting" in err and "Traceback" not in err, capture.tail()
+    capture.run_until_idle()
+    problems = check_exactly_once(root, pg_db, slot=slot, oracle_slot=oracle)
+    assert not problems, "\n".join(problems)
+
+
 def test_sigterm_inside_a_large_transaction_commits_no_part_of_it_past_the_offset(pg_db, tmp_path):
     """The stop lands while a 200,000-row transaction streams: what is buffered is abandoned, the
     stored offset stays before the transaction, and the next run completes it exactly once."""
