@@ -119,14 +119,13 @@ def _check_source_names(config: PipelineConfig, sources: Sequence[str] | None, f
 
 def _run_source(config: PipelineConfig, spec: SourceSpec, connector: Connector, until_idle: bool,
                 progress: ProgressFn | None, stop: threading.Event, metrics: SourceMetrics) -> CaptureResult:
-    max_retries = int(spec.options.get("errors.max.retries", -1))
-    if until_idle and max_retries < 0:
-        max_retries = UNTIL_IDLE_RETRIES
-    wait_s = int(spec.options.get("retriable.restart.connector.wait.ms", 10_000)) / 1000
-    attempt = 0
+    """Run the source, reopening it after a retriable error as ``connector.retry`` says
+    (`cdc_sources.spi.retry.RetryPolicy`: exponential delays; `UNTIL_IDLE_RETRIES` at most with
+    ``--until-idle`` when the retries are unlimited)."""
+    policy = connector.retry.bounded(UNTIL_IDLE_RETRIES) if until_idle else connector.retry
+    retry = 0
     committed = _committed_batch(config, spec)
     while True:
-        attempt += 1
         try:
             return _run_once(config, spec, connector, until_idle, progress, stop, metrics)
         except Exception as exc:  # an interrupt is a stop, not a failure
@@ -137,18 +136,19 @@ def _run_source(config: PipelineConfig, spec: SourceSpec, connector: Connector, 
                 log.warning("source %s: stopped: %s", spec.name, exc)
                 return CaptureResult(plan_reason="stopped", stopped=True)
             metrics.failed(str(exc))
-            now = _committed_batch(config, spec) if isinstance(exc, Retriable) else committed
-            if now > committed:  # the failed run made progress: count retries afresh, as Debezium does
-                attempt, committed = 1, now
             if not isinstance(exc, Retriable):
                 raise
-            if 0 <= max_retries < attempt:
-                if max_retries == 0:
+            now = _committed_batch(config, spec)
+            if now > committed:  # the failed run made progress: count retries afresh, as Debezium does
+                retry, committed = 0, now
+            retry += 1
+            if not policy.allows(retry):
+                if policy.max_retries == 0:
                     raise
-                raise SourceError(f"source {spec.name}: gave up after {max_retries} retries: {exc}") from exc
-            limit = "unlimited" if max_retries < 0 else str(max_retries)
-            log.warning("source %s: %s; retrying in %.1fs (attempt %d of %s)", spec.name, exc, wait_s,
-                        attempt, limit)
+                raise SourceError(f"source {spec.name}: gave up after {policy.max_retries} retries: {exc}") from exc
+            wait_s = policy.delay_seconds(retry)
+            limit = "unlimited" if policy.max_retries < 0 else str(policy.max_retries)
+            log.warning("source %s: %s; retrying in %.1fs (retry %d of %s)", spec.name, exc, wait_s, retry, limit)
             if stop.wait(wait_s):
                 return CaptureResult(plan_reason="stopped before retrying", stopped=True)
             metrics.restarting()

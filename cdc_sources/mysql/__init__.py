@@ -15,6 +15,7 @@ from cdc_sources.mysql.config import MySqlSourceConfig, build_mysql_config
 from cdc_sources.mysql.session import MySqlCaptureSession
 from cdc_sources.spi import HistoryEntry
 from cdc_sources.spi.operations import Rewind
+from cdc_sources.spi.retry import RetryPolicy
 
 __all__ = ["MySqlCaptureSession", "MySqlConnector", "MySqlSourceConfig", "build_mysql_config"]
 
@@ -28,6 +29,10 @@ class MySqlConnector:
     @property
     def name(self) -> str:
         return self.config.name
+
+    @property
+    def retry(self) -> RetryPolicy:
+        return self.config.retry
 
     def open(self, stored_offset: Mapping[str, Any] | None,
              history: Sequence[HistoryEntry] = ()) -> MySqlCaptureSession:

@@ -31,6 +31,7 @@ from cdc_sources.mysql.options import (
 from cdc_sources.mysql.options import connector_name as _connector_name
 from cdc_sources.mysql.policy import MySqlFilterPolicy
 from cdc_sources.spi import ConfigError, ConfigProblem
+from cdc_sources.spi.retry import RetryPolicy
 
 __all__ = [
     "MySqlConnectionSettings",
@@ -102,6 +103,7 @@ class MySqlSourceConfig:
             (MySQL server UUIDs, MariaDB ``domain-server``); None when neither is set.
         converter_options: the ``<name>.<property>`` options of the custom ``converters``.
         warnings: things to log once at start-up (deprecated values, inert options).
+        retry: how the capture retries after a retriable error (``errors.*`` options).
     """
 
     name: str
@@ -113,6 +115,7 @@ class MySqlSourceConfig:
     gtid_filter: Callable[[str], bool] | None = None
     converter_options: Mapping[str, str] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
 
     def opt(self, name: str) -> Any:
         """An option's value (typed, default filled in)."""
@@ -216,12 +219,14 @@ def build_mysql_config(
         problems.append(ConfigProblem(f"{opath}.signal.data.collection",
                                       f"must be <database>.<table>, got {signal!r}"))
     gtid_filter = _gtid_filter(parsed.raw, opath, problems)
+    retry, retry_problems = RetryPolicy.from_options(opts.get, opath)
+    problems.extend(retry_problems)
     policy, policy_problems = MySqlFilterPolicy.from_options(parsed.raw)
     problems.extend(ConfigProblem(f"{opath}.{p.path}", p.message) for p in policy_problems)
     if problems or connection_settings is None:
         return None, problems
     config = MySqlSourceConfig(prefix, flavor, connection_settings, int(server_id or 0), parsed, policy, gtid_filter,
-                               converter_options, tuple(warnings))
+                               converter_options, tuple(warnings), retry)
     return config, []
 
 

@@ -15,6 +15,7 @@ from cdc_sources.postgres.offset import PostgresOffset
 from cdc_sources.postgres.session import PostgresCaptureSession
 from cdc_sources.spi import HistoryEntry
 from cdc_sources.spi.operations import Rewind
+from cdc_sources.spi.retry import RetryPolicy
 
 __all__ = ["PostgresConnector", "PostgresOffset", "PostgresSourceConfig", "build_postgres_config"]
 
@@ -28,6 +29,10 @@ class PostgresConnector:
     @property
     def name(self) -> str:
         return self.config.name
+
+    @property
+    def retry(self) -> RetryPolicy:
+        return self.config.retry
 
     def open(self, stored_offset: Mapping[str, Any] | None,
              history: Sequence[HistoryEntry] = ()) -> PostgresCaptureSession:

@@ -10,6 +10,7 @@ from cdc_sources.common.options import CUSTOM_MODES, ParsedOptions, custom_mode_
 from cdc_sources.postgres.options import POSTGRES_OPTIONS
 from cdc_sources.postgres.policy import FilterPolicy
 from cdc_sources.spi import ConfigError, ConfigProblem
+from cdc_sources.spi.retry import RetryPolicy
 
 
 @dataclass(frozen=True)
@@ -45,12 +46,14 @@ class PostgresSourceConfig:
         connection: connection settings.
         options: the validated Debezium options (every option, defaults filled in).
         policy: the table/column/message filters and column transforms.
+        retry: how the capture retries after a retriable error (``errors.*`` options).
     """
 
     name: str
     connection: ConnectionSettings
     options: ParsedOptions
     policy: FilterPolicy
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
 
     def opt(self, name: str) -> Any:
         return self.options.get(name)
@@ -103,13 +106,15 @@ def build_postgres_config(
     problems.extend(ConfigProblem(f"{path}.options.{p.path}", p.message) for p in policy_problems)
     if opts.get("max.queue.size") is not None and opts["max.queue.size"] <= opts["max.batch.size"]:
         problems.append(ConfigProblem(f"{path}.options.max.queue.size", "must be greater than max.batch.size"))
+    retry, retry_problems = RetryPolicy.from_options(opts.get, f"{path}.options")
+    problems.extend(retry_problems)
     if problems:
         return None, problems
     extra = {k.removeprefix("driver."): v for k, v in parsed.items_with_prefix("driver.").items()}
     secret = password.get_secret_value() if hasattr(password, "get_secret_value") else password
     conn = ConnectionSettings(str(host), int(port), str(dbname), str(user), secret, str(sslmode), extra)
     prefix = str(opts.get("topic.prefix") or name)
-    return PostgresSourceConfig(prefix, conn, parsed, policy), []
+    return PostgresSourceConfig(prefix, conn, parsed, policy, retry), []
 
 
 def require_config(config: PostgresSourceConfig | None, problems: list[ConfigProblem]) -> PostgresSourceConfig:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from cdc_sources.spi.events import StreamItem
+from cdc_sources.spi.retry import RetryPolicy
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +75,12 @@ class Connector(Protocol):
     @property
     def name(self) -> str:
         """The logical server name (``topic.prefix``)."""
+        ...
+
+    @property
+    def retry(self) -> RetryPolicy:
+        """How the capture retries after a retriable error (``errors.max.retries`` and
+        ``errors.retry.delay.*``)."""
         ...
 
     def open(self, stored_offset: Mapping[str, Any] | None,

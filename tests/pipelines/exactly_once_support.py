@@ -84,7 +84,8 @@ def pipeline_yaml(root: str, dsn: str, *, slot: str, interval_ms: int, max_recor
                   max_bytes: int = 8 << 20, **options: str) -> str:
     """A one-source pipeline file for ``dsn`` (a libpq ``key=value`` string)."""
     parts = dict(p.split("=", 1) for p in dsn.split())
-    opts = {"slot.name": slot, "retriable.restart.connector.wait.ms": "200", "poll.interval.ms": "100",
+    opts = {"slot.name": slot, "errors.retry.delay.initial.ms": "100",
+            "errors.retry.delay.max.ms": "400", "poll.interval.ms": "100",
             **options}
     lines = "".join(f'      {k}: "{v}"\n' for k, v in opts.items())
     return (f'pipeline: eo\nlakehouse: {{root: "{root}"}}\nsources:\n  - name: {PREFIX}\n    connector: postgres\n'

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import subprocess
 import sys
 import time
@@ -53,7 +54,7 @@ def test_missing_top_level_key_exits_2_instead_of_hanging(tmp_path, text, key, c
 def test_until_idle_gives_up_on_an_unreachable_source(tmp_path):
     text = ("pipeline: x\nlakehouse: {root: \"" + str(tmp_path / "lake") + "\"}\nsources:\n  - name: a\n"
             "    connector: postgres\n    connection: {host: 127.0.0.1, port: 1, database: d, user: u}\n"
-            "    options: {retriable.restart.connector.wait.ms: 50}\n")
+            "    options: {errors.retry.delay.initial.ms: 50, errors.retry.delay.max.ms: 100}\n")
     started = time.monotonic()
     proc = run_cli("capture", "-c", write(tmp_path, text), "--until-idle", timeout=60)
     assert proc.returncode == 1, proc.stderr
@@ -66,11 +67,20 @@ def test_until_idle_gives_up_on_an_unreachable_source(tmp_path):
 def test_until_idle_gives_up_after_the_configured_retries(tmp_path):
     text = ("pipeline: x\nlakehouse: {root: \"" + str(tmp_path / "lake") + "\"}\nsources:\n  - name: a\n"
             "    connector: postgres\n    connection: {host: 127.0.0.1, port: 1, database: d, user: u}\n"
-            "    options: {retriable.restart.connector.wait.ms: 50, errors.max.retries: 2}\n")
+            "    options: {errors.retry.delay.initial.ms: 100, errors.retry.delay.max.ms: 400,\n"
+            "              errors.max.retries: 4}\n")
     proc = run_cli("capture", "-c", write(tmp_path, text), "--until-idle", timeout=60)
     assert proc.returncode == 1, proc.stderr
-    assert "attempt 2 of 2" in proc.stderr and "attempt 3" not in proc.stderr
-    assert "gave up after 2 retries" in proc.stderr
+    # exponential: the initial delay doubled at every retry, never above the maximum
+    waits = re.findall(r"retrying in ([0-9.]+)s \(retry (\d) of 4\)", proc.stderr)
+    assert waits == [("0.1", "1"), ("0.2", "2"), ("0.4", "3"), ("0.4", "4")], proc.stderr
+    assert "gave up after 4 retries" in proc.stderr
+
+
+def test_the_initial_retry_delay_must_be_below_the_maximum(tmp_path):
+    text = BASE + "    options: {errors.retry.delay.initial.ms: 5000, errors.retry.delay.max.ms: 1000}\n"
+    err = problems_of(tmp_path, text)
+    assert "sources[0].options.errors.retry.delay.initial.ms: must be less than errors.retry.delay.max.ms (1000)" in err
 
 
 # --- capture --source nosuch --------------------------------------------------------------

@@ -20,7 +20,8 @@ def mariadb_pipeline_text(root: str, args: dict[str, Any], *, server_id: int, ca
         options: connector options over the defaults (fast retries and polls).
     """
     opts = {"database.include.list": str(args["database"]), "database.server.id": str(server_id),
-            "retriable.restart.connector.wait.ms": "200", "poll.interval.ms": "100", **options}
+            "errors.retry.delay.initial.ms": "100", "errors.retry.delay.max.ms": "400", "poll.interval.ms": "100",
+            **options}
     lines = "".join(f'      {k}: "{v}"\n' for k, v in opts.items())
     cap = ("    capture: {" + ", ".join(f"{k}: {v}" for k, v in capture.items()) + "}\n") if capture else ""
     text = (f'pipeline: my_test\nlakehouse: {{root: "{root}"}}\nsources:\n  - name: {SOURCE}\n'
