@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from cdc_sources.mysql import binlog_values
 from cdc_sources.mysql.config import MySqlConnectionSettings, split_statements
 from cdc_sources.mysql.errors import BinlogUnavailableError, MySqlError, MySqlUnknownHostError, classify
 from cdc_sources.mysql.gtid import GtidError, MariaGtidPosition, MySqlGtidSet, SourcePredicate
@@ -536,6 +537,7 @@ def open_binlog_stream(settings: MySqlConnectionSettings, *, server_id: int, fil
         kwargs.update(auto_position=gtids)
     else:
         kwargs.update(log_file=file, log_pos=max(pos, 4), resume_stream=True)
+    binlog_values.install()
     return BinLogStreamReader(**kwargs)
 
 

@@ -242,6 +242,7 @@ class MySqlCaptureSession:
             transaction_topic=(f"{self.config.name}{delim}{o('topic.transaction')}"
                                if o("provide.transaction.metadata") else None),
             headers=self.headers, skip_unchanged=bool(o("skip.messages.without.change")),
+            failure_mode=str(o("event.processing.failure.handling.mode")),
         )
         reader = MySqlStreamReader(settings, self.source, self._open_binlog, self._codec_for, self._ddl, gtids,
                                    self._heartbeat_action, resume, binlog_end=self._binlog_end)

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from cdc_sources.common.envelope import dumps, envelope_text
+from cdc_sources.mysql import binlog_values
+from cdc_sources.mysql.binlog_values import InvalidTemporalError
 from cdc_sources.mysql.codec import TableCodec
 from cdc_sources.mysql.converters import restore_empty_sets
 from cdc_sources.mysql.envelope import SourceInfo
@@ -74,6 +76,8 @@ class StreamSettings:
     transaction_topic: str | None
     headers: Mapping[str, str] | None = None
     skip_unchanged: bool = False
+    failure_mode: str = "fail"
+    """``event.processing.failure.handling.mode``: what an invalid binlog date does (`binlog_values`)."""
 
 
 class DdlHandler(Protocol):
@@ -394,7 +398,7 @@ class MySqlStreamReader:
             self._announced.add(codec.schema_id)
             self._flush_run()
             self._out.append(codec.version)
-        rows: list[Any] = decode_rows(event) if codec is not None else []
+        rows: list[Any] = self._decode(event) if codec is not None else []
         if self._skip_events:
             self._skip_events -= 1
             return None, []
@@ -402,6 +406,15 @@ class MySqlStreamReader:
             skip = min(self._skip_rows, len(rows))
             rows, self._skip_rows = [None] * skip + rows[skip:], 0
         return codec, rows
+
+    def _decode(self, event: Any) -> list[Any]:
+        """The event's rows; an invalid date (``fail`` mode) is an error naming the table and position."""
+        binlog_values.failure_mode(self.settings.failure_mode)
+        try:
+            return decode_rows(event)
+        except InvalidTemporalError as exc:
+            raise InvalidTemporalError(f"table {event.schema}.{event.table}, binlog {self._file} at "
+                                       f"{event.packet.log_pos - event.event_size}: {exc}") from None
 
     def _on_write(self, event: Any, start: int) -> None:
         codec, rows = self._rows_of(event)

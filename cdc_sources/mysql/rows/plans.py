@@ -315,8 +315,11 @@ def _datetime2(column: Any, name: str, x: str, _ignore: bool) -> ColumnPlan:
         # Out-of-range microseconds make the library raise after a valid date: leave it those.
         body += [f"{x}us = {micros}", f"if not 0 <= {x}us <= 999999:", "    raise UNSUPPORTED"]
         args += f", {x}us"
-    body += ["try:", f"    {x}v = DT({args})", "except ValueError:", f"    {x}v = None",
-             f"    {reason(name, _DATETIME2_REASON)}"]
+    # a zero part reads as None; an invalid date is left to the library's reader, which
+    # `cdc_sources.mysql.binlog_values` replaces (Debezium's failure handling mode)
+    body += [f"if not ({x}ym // 13 and {x}ym % 13 and {x}t >> 17 & 31):", f"    {x}v = None",
+             f"    {reason(name, _DATETIME2_REASON)}", "else:",
+             "    try:", f"        {x}v = DT({args})", "    except ValueError:", "        raise UNSUPPORTED from None"]
     return ColumnPlan(name, "IB" + frac_fields, ">", (f"{x}_0", f"{x}_1", *frac_names), tuple(body), f"{x}v",
                       {"DT": datetime.datetime, "UNSUPPORTED": Unsupported})
 

@@ -198,7 +198,7 @@ public class MySqlConverterProbe {
                 snapshot.add(render(schema, values, data));
             }
         }
-        ArrayNode binlog = result.putArray("binlogRows");
+        ArrayNode binlog = result.putArray("binlogRows"); // rows Debezium cannot deserialize are missing
         Map<Long, TableMapEventData> tableMaps = new HashMap<>();
         EventDeserializer deserializer = new EventDeserializer() {
             @Override
@@ -212,9 +212,9 @@ public class MySqlConverterProbe {
             }
         };
         deserializer.setEventDataDeserializer(EventType.WRITE_ROWS,
-                new RowDeserializers.WriteRowsDeserializer(tableMaps, EventProcessingFailureHandlingMode.FAIL));
+                new RowDeserializers.WriteRowsDeserializer(tableMaps, cfg.getEventProcessingFailureHandlingMode()));
         deserializer.setEventDataDeserializer(EventType.EXT_WRITE_ROWS,
-                new RowDeserializers.WriteRowsDeserializer(tableMaps, EventProcessingFailureHandlingMode.FAIL)
+                new RowDeserializers.WriteRowsDeserializer(tableMaps, cfg.getEventProcessingFailureHandlingMode())
                         .setMayContainExtraInformation(true));
         BinaryLogClient client = new BinaryLogClient(host, port, user, password);
         client.setServerId(live.path("serverId").asLong());
