@@ -22,6 +22,7 @@ from `failure_mode` (per thread: each source's stream sets its own).
 from __future__ import annotations
 
 import datetime
+import logging
 import threading
 from typing import Any, Final
 
@@ -38,6 +39,7 @@ class InvalidTemporalError(SourceError, Fatal):
     """A binlog DATE/DATETIME value that is no date, with ``event.processing.failure.handling.mode=fail``."""
 
 
+log = logging.getLogger(__name__)
 _state = threading.local()
 _lock = threading.Lock()
 
@@ -51,7 +53,11 @@ def failure_mode(mode: str) -> None:
 
 def _invalid(kind: str, text: str, epoch: Any) -> Any:
     """What an invalid ``kind`` value becomes: the epoch, or `InvalidTemporalError` in ``fail`` mode."""
-    if getattr(_state, "mode", "fail") == "fail":
+    mode = getattr(_state, "mode", "fail")
+    if mode == "warn":
+        log.warning("binlog %s value %r is no date (ALLOW_INVALID_DATES): read as the epoch, as Debezium does",
+                    kind, text)
+    if mode == "fail":
         raise InvalidTemporalError(
             f"Error while deserializing binlog data of {kind}: invalid date {text!r} (the server allows invalid "
             "dates: sql_mode ALLOW_INVALID_DATES); Debezium stops here too. Set "

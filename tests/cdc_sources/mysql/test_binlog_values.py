@@ -152,6 +152,18 @@ def test_invalid_dates_stream_as_the_epoch_like_debezium_when_failures_do_not_st
     assert ours[("c", "t", 2)]["d"] is None and ours[("c", "t", 2)]["dtm6"] is None  # zero parts stay null
 
 
+def test_warn_mode_logs_each_invalid_date(caplog):
+    from cdc_sources.mysql import binlog_values
+
+    binlog_values.failure_mode("warn")
+    with caplog.at_level("WARNING", logger="cdc_sources.mysql.binlog_values"):
+        assert binlog_values._invalid("date", "2020-02-30", binlog_values.EPOCH_DATE) == binlog_values.EPOCH_DATE
+    binlog_values.failure_mode("skip")
+    assert binlog_values._invalid("date", "2020-02-31", binlog_values.EPOCH_DATE) == binlog_values.EPOCH_DATE
+    binlog_values.failure_mode("fail")
+    assert "'2020-02-30' is no date" in caplog.text and "2020-02-31" not in caplog.text
+
+
 def test_an_invalid_date_stops_the_stream_with_a_clear_error_as_debezium_does(captured):
     text = captured.errors["fail"]
     assert f"table {DATES_DB}.t" in text and "invalid date '2020-02-30'" in text, text
