@@ -1,82 +1,145 @@
-"""An independent oracle for MariaDB captures: the binlog read directly with python-mysql-replication.
+"""An independent oracle for MariaDB captures: the binlog as MariaDB's own ``mariadb-binlog`` prints it.
 
-From a binlog position (the completed snapshot's, found in bronze's offsets), every row event
-of the captured tables is read with a ``BinLogStreamReader`` of its own (GTID-positioned via
-``BINLOG_GTID_POS``, up to the server's position when called) and turned into the Debezium events it must produce, in
-commit order: ``c``, ``u``, ``d`` + tombstone, and ``d`` + tombstone + ``c`` for a primary key
-change. Nothing of the connector under test is used. Only committed transactions are in a
-MariaDB binlog, so every event read must be in bronze exactly once.
+From a binlog position (the completed snapshot's, found in bronze's offsets) up to the server's
+position when called, every row event of the captured tables is read by ``mariadb-binlog``
+(the server's client tool, not the binlog library the connector uses) and turned into the
+Debezium events it must produce, in commit order: ``c``, ``u``, ``d`` + tombstone, and ``d`` +
+tombstone + ``c`` for a primary key change. Nothing of the connector under test is used. Only
+committed transactions are in a MariaDB binlog, so every event read must be in bronze exactly once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import orjson
 import pymysql
+import pytest
 
 Event = tuple[str, int, int, str | None, Any]
 """One change event as ``(binlog file, event position, row index in the event, op, key value)``;
 op None is a tombstone."""
 
-ORACLE_SERVER_ID = 987_654
-"""The replica server id the oracle's binlog reader uses (differs from every capture's)."""
-
-
-def gtid_position(args: dict[str, Any], file: str, pos: int) -> str:
-    """``BINLOG_GTID_POS(file, pos)``: the GTID state to start reading at ``file:pos``."""
-    conn = pymysql.connect(**{k: v for k, v in args.items() if k != "database"})
-    try:
-        with conn.cursor() as cur:
-            cur.execute("SELECT BINLOG_GTID_POS(%s, %s)", (file, pos))
-            row = cur.fetchone()
-    finally:
-        conn.close()
-    if row is None or row[0] is None:
-        raise AssertionError(f"MariaDB has no GTID position for {file}:{pos}")
-    return str(row[0])
-
-
 def binlog_events(args: dict[str, Any], *, tables: Iterable[str], file: str, pos: int,
                   key: str = "id") -> dict[str, list[Event]]:
     """The events every captured table must have received after ``file:pos``, per table.
 
-    Reads up to the server's binlog position at the time of the call. The reader is blocking
-    (stopped by this function at that position; heartbeats wake it when nothing follows): a
-    non-blocking MariaDB dump is cut off with a connection reset when the client reads slower
-    than the server sends, and python-mysql-replication then silently starts over.
+    Reads the server's binlog up to its position at the time of the call with MariaDB's own
+    ``mariadb-binlog`` (``--read-from-remote-server -v``), one run per binlog file, and parses
+    its pseudo-SQL: every ``INSERT``/``UPDATE``/``DELETE`` row block of a captured table, the
+    ``# at`` position of its rows event and its index in the event. Nothing of the connector
+    under test, nor the binlog library it uses, is involved.
 
     Args:
         args: ``pymysql.connect`` keyword arguments with ``database`` (the captured database).
         tables: the captured tables of that database.
         file / pos: where streaming started (the snapshot position).
-        key: the primary key column (a single column in these tests).
+        key: the primary key column (a single integer column in these tests).
     """
-    from pymysqlreplication import BinLogStreamReader
-    from pymysqlreplication.event import HeartbeatLogEvent
-    from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
-
+    tool = shutil.which("mariadb-binlog")
+    if tool is None:
+        pytest.fail("the MariaDB oracle needs mariadb-binlog (MariaDB's client tools) on PATH", pytrace=False)
     database, wanted = str(args["database"]), set(tables)
-    end = _server_position(args)
-    settings = {"host": args["host"], "port": args["port"], "user": args["user"],
-                "password": args.get("password", "")}
+    files, (end_file, end_pos) = _binlog_files(args), _server_position(args)
+    positions = _key_positions(args, database, wanted, key)
     out: dict[str, list[Event]] = {t: [] for t in wanted}
-    stream = BinLogStreamReader(
-        connection_settings=settings, server_id=ORACLE_SERVER_ID, is_mariadb=True, blocking=True,
-        slave_heartbeat=0.2, auto_position=gtid_position(args, file, pos), enable_logging=False,
-        only_events=[WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent, HeartbeatLogEvent])
-    try:
-        for event in stream:
-            if not isinstance(event, HeartbeatLogEvent) and event.schema == database and event.table in wanted:
-                at = (str(stream.log_file), int(event.packet.log_pos) - int(event.packet.event_size))
-                for row_index, row in enumerate(event.rows):
-                    out[event.table].extend(_debezium_events(event, at, row_index, row, key))
-            if (_file_number(str(stream.log_file)), int(stream.log_pos or 0)) >= end:
-                break
-    finally:
-        stream.close()
+    for name in files:
+        number = _file_number(name)
+        if number < _file_number(file) or number > end_file:
+            continue
+        command = [tool, "--read-from-remote-server", f"--host={args['host']}", f"--port={args['port']}",
+                   f"--user={args['user']}", "-v", "--base64-output=DECODE-ROWS",
+                   f"--start-position={pos if number == _file_number(file) else 4}"]
+        if number == end_file:
+            command.append(f"--stop-position={end_pos}")
+        env = {**os.environ, "MYSQL_PWD": str(args.get("password") or "")}
+        done = subprocess.run([*command, name], capture_output=True, text=True, errors="replace", timeout=300,
+                              check=False, env=env)
+        assert done.returncode == 0, f"mariadb-binlog {name}: {done.stderr[-2000:]}"
+        for table, event in _parse(done.stdout, name, database, wanted, positions):
+            out[table].append(event)
     return out
+
+
+_AT = re.compile(r"# at (\d+)$")
+_ROW = re.compile(r"### (INSERT INTO|UPDATE|DELETE FROM) `((?:[^`]|``)+)`\.`((?:[^`]|``)+)`$")
+_VALUE = re.compile(r"###   @(\d+)=(.*)$")
+
+
+def _parse(text: str, file: str, database: str, wanted: set[str],
+           positions: dict[str, int]) -> Iterator[tuple[str, Event]]:
+    """The Debezium events of the row blocks in ``mariadb-binlog -v`` output, in order."""
+    at = -1  # the position of the event being printed
+    event_at, row_index = -2, -1
+    block: tuple[str, str] | None = None  # (kind, table) of the row block being read
+    images: list[dict[int, str]] = []
+    lines = [*text.splitlines(), "# end"]
+    for line in lines:
+        m = _AT.match(line)
+        if m is not None:
+            at = int(m[1])
+        if block is not None and not line.startswith("###   @") and line not in ("### WHERE", "### SET"):
+            kind, table = block
+            row_index = row_index + 1 if event_at == at else 0
+            event_at = at
+            yield from ((table, e) for e in _events(kind, images, positions[table], file, at, row_index))
+            block = None
+        row = _ROW.match(line)
+        if row is not None:
+            if row[2].replace("``", "`") == database and row[3].replace("``", "`") in wanted:
+                block, images = (row[1], row[3].replace("``", "`")), []
+            continue
+        if block is not None:
+            if line in ("### WHERE", "### SET"):
+                images.append({})
+            elif (v := _VALUE.match(line)) is not None:
+                images[-1][int(v[1])] = v[2]
+
+
+def _events(kind: str, images: list[dict[int, str]], column: int, file: str, pos: int,
+            row_index: int) -> list[Event]:
+    def key(image: dict[int, str]) -> int:
+        return int(image[column].split(" ", 1)[0])
+
+    if kind == "INSERT INTO":
+        return [(file, pos, row_index, "c", key(images[0]))]
+    if kind == "DELETE FROM":
+        old = key(images[0])
+        return [(file, pos, row_index, "d", old), (file, pos, row_index, None, old)]
+    old, new = key(images[0]), key(images[1])
+    if old == new:
+        return [(file, pos, row_index, "u", new)]
+    return [(file, pos, row_index, "d", old), (file, pos, row_index, None, old), (file, pos, row_index, "c", new)]
+
+
+def _key_positions(args: dict[str, Any], database: str, tables: set[str], key: str) -> dict[str, int]:
+    """Each table's ``key`` column number (``@N`` in mariadb-binlog's output)."""
+    conn = pymysql.connect(**{k: v for k, v in args.items() if k != "database"})
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT TABLE_NAME, ORDINAL_POSITION FROM information_schema.COLUMNS "
+                        "WHERE TABLE_SCHEMA = %s AND COLUMN_NAME = %s", (database, key))
+            found = {str(t): int(n) for t, n in cur.fetchall()}
+    finally:
+        conn.close()
+    missing = tables - set(found)
+    assert not missing, f"tables without a {key} column: {sorted(missing)}"
+    return {t: found[t] for t in tables}
+
+
+def _binlog_files(args: dict[str, Any]) -> list[str]:
+    conn = pymysql.connect(**{k: v for k, v in args.items() if k != "database"})
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SHOW BINARY LOGS")
+            return [str(r[0]) for r in cur.fetchall()]
+    finally:
+        conn.close()
 
 
 def _file_number(name: str) -> int:
@@ -94,22 +157,6 @@ def _server_position(args: dict[str, Any]) -> tuple[int, int]:
         conn.close()
     assert row is not None, "the server reports no binlog position"
     return _file_number(str(row[0])), int(row[1])
-
-
-def _debezium_events(event: Any, at: tuple[str, int], row_index: int, row: dict[str, Any],
-                     key: str) -> list[Event]:
-    from pymysqlreplication.row_event import DeleteRowsEvent, WriteRowsEvent
-
-    file, pos = at
-    if isinstance(event, WriteRowsEvent):
-        return [(file, pos, row_index, "c", row["values"][key])]
-    if isinstance(event, DeleteRowsEvent):
-        old = row["values"][key]
-        return [(file, pos, row_index, "d", old), (file, pos, row_index, None, old)]
-    old, new = row["before_values"][key], row["after_values"][key]
-    if old == new:
-        return [(file, pos, row_index, "u", new)]
-    return [(file, pos, row_index, "d", old), (file, pos, row_index, None, old), (file, pos, row_index, "c", new)]
 
 
 def bronze_events(rows: Iterable[dict[str, Any]], key: str = "id") -> list[Event]:
