@@ -82,6 +82,14 @@ class Writer:
         self._thread.start()
         return self
 
+    def wait_steps(self, n: int, timeout: float = 60) -> None:
+        """Wait (bounded) until ``n`` steps are committed: the source is changing under the test."""
+        deadline = time.monotonic() + timeout
+        while self.steps < n:
+            assert self.error is None, self.error
+            assert time.monotonic() < deadline and self._thread.is_alive(), f"{self.steps} steps in {timeout}s"
+            time.sleep(0.01)
+
     def __exit__(self, *_exc: object) -> None:
         self._stop.set()
         self._thread.join(30)
@@ -192,7 +200,7 @@ def test_postgres_silver_equal_under_a_writer_then_broken_on_purpose(pg_db: str,
                 conn.execute("DELETE FROM items WHERE id = (SELECT max(id) FROM items WHERE id >= 10000)")
 
     with Writer(step) as writer:
-        time.sleep(1)
+        writer.wait_steps(11)
         status, result = verify_json(config, "--timeout", "300")
     assert writer.steps > 10
     assert status == 0, result
@@ -295,7 +303,7 @@ def test_mariadb_silver_equal_under_a_writer_then_broken_on_purpose(mariadb_db: 
 
     try:
         with Writer(step) as writer:
-            time.sleep(1)
+            writer.wait_steps(11)
             status, result = verify_json(config, "--timeout", "300")
     finally:
         writer_conn.close()

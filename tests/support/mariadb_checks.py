@@ -82,7 +82,7 @@ def table_problems(rows: list[dict[str, Any]], current: list[dict[str, Any]], ex
     """The problems of one bronze table (rows in ``seq`` order); see the module doc."""
     problems = seq_problems(rows)
     actual = bronze_events(rows)
-    problems += duplicates("streamed events (file, pos, row, op, key)", actual)
+    problems += duplicates("streamed events (gtid, change number, op, key)", actual)
     snapshot = [r for r in rows if r["op"] == "r"]
     keys = Counter(r["key"] for r in snapshot)
     if any(n > 1 for n in keys.values()):

@@ -21,9 +21,12 @@ import orjson
 import pymysql
 import pytest
 
-Event = tuple[str, int, int, str | None, Any]
-"""One change event as ``(binlog file, event position, row index in the event, op, key value)``;
-op None is a tombstone."""
+Event = tuple[str, int, str | None, Any]
+"""One change event as ``(GTID of its transaction, number of the row change within the
+transaction and table, op, key value)``; op None is a tombstone. (``mariadb-binlog`` prints the
+rows of a statement's rows events together, after all their headers, so a row's own event
+position is not in its output; its transaction and order are.)"""
+
 
 def binlog_events(args: dict[str, Any], *, tables: Iterable[str], file: str, pos: int,
                   key: str = "id") -> dict[str, list[Event]]:
@@ -32,7 +35,7 @@ def binlog_events(args: dict[str, Any], *, tables: Iterable[str], file: str, pos
     Reads the server's binlog up to its position at the time of the call with MariaDB's own
     ``mariadb-binlog`` (``--read-from-remote-server -v``), one run per binlog file, and parses
     its pseudo-SQL: every ``INSERT``/``UPDATE``/``DELETE`` row block of a captured table, the
-    ``# at`` position of its rows event and its index in the event. Nothing of the connector
+    transaction's GTID and the row's place in it. Nothing of the connector
     under test, nor the binlog library it uses, is involved.
 
     Args:
@@ -61,34 +64,32 @@ def binlog_events(args: dict[str, Any], *, tables: Iterable[str], file: str, pos
         done = subprocess.run([*command, name], capture_output=True, text=True, errors="replace", timeout=300,
                               check=False, env=env)
         assert done.returncode == 0, f"mariadb-binlog {name}: {done.stderr[-2000:]}"
-        for table, event in _parse(done.stdout, name, database, wanted, positions):
+        for table, event in _parse(done.stdout, database, wanted, positions):
             out[table].append(event)
     return out
 
 
-_AT = re.compile(r"# at (\d+)$")
+_GTID = re.compile(r"^#\d{6}\s.*\tGTID (\d+-\d+-\d+)")
 _ROW = re.compile(r"### (INSERT INTO|UPDATE|DELETE FROM) `((?:[^`]|``)+)`\.`((?:[^`]|``)+)`$")
 _VALUE = re.compile(r"###   @(\d+)=(.*)$")
 
 
-def _parse(text: str, file: str, database: str, wanted: set[str],
-           positions: dict[str, int]) -> Iterator[tuple[str, Event]]:
+def _parse(text: str, database: str, wanted: set[str], positions: dict[str, int]) -> Iterator[tuple[str, Event]]:
     """The Debezium events of the row blocks in ``mariadb-binlog -v`` output, in order."""
-    at = -1  # the position of the event being printed
-    event_at, row_index = -2, -1
+    gtid = "?"
+    numbers: dict[tuple[str, str], int] = {}
     block: tuple[str, str] | None = None  # (kind, table) of the row block being read
     images: list[dict[int, str]] = []
-    lines = [*text.splitlines(), "# end"]
-    for line in lines:
-        m = _AT.match(line)
-        if m is not None:
-            at = int(m[1])
+    for line in [*text.splitlines(), "# end"]:
         if block is not None and not line.startswith("###   @") and line not in ("### WHERE", "### SET"):
             kind, table = block
-            row_index = row_index + 1 if event_at == at else 0
-            event_at = at
-            yield from ((table, e) for e in _events(kind, images, positions[table], file, at, row_index))
+            n = numbers.get((gtid, table), 0)
+            numbers[(gtid, table)] = n + 1
+            yield from ((table, e) for e in _events(kind, images, positions[table], gtid, n))
             block = None
+        if (g := _GTID.match(line)) is not None:
+            gtid = g[1]
+            continue
         row = _ROW.match(line)
         if row is not None:
             if row[2].replace("``", "`") == database and row[3].replace("``", "`") in wanted:
@@ -101,20 +102,19 @@ def _parse(text: str, file: str, database: str, wanted: set[str],
                 images[-1][int(v[1])] = v[2]
 
 
-def _events(kind: str, images: list[dict[int, str]], column: int, file: str, pos: int,
-            row_index: int) -> list[Event]:
+def _events(kind: str, images: list[dict[int, str]], column: int, gtid: str, n: int) -> list[Event]:
     def key(image: dict[int, str]) -> int:
         return int(image[column].split(" ", 1)[0])
 
     if kind == "INSERT INTO":
-        return [(file, pos, row_index, "c", key(images[0]))]
+        return [(gtid, n, "c", key(images[0]))]
     if kind == "DELETE FROM":
         old = key(images[0])
-        return [(file, pos, row_index, "d", old), (file, pos, row_index, None, old)]
+        return [(gtid, n, "d", old), (gtid, n, None, old)]
     old, new = key(images[0]), key(images[1])
     if old == new:
-        return [(file, pos, row_index, "u", new)]
-    return [(file, pos, row_index, "d", old), (file, pos, row_index, None, old), (file, pos, row_index, "c", new)]
+        return [(gtid, n, "u", new)]
+    return [(gtid, n, "d", old), (gtid, n, None, old), (gtid, n, "c", new)]
 
 
 def _key_positions(args: dict[str, Any], database: str, tables: set[str], key: str) -> dict[str, int]:
@@ -162,22 +162,27 @@ def _server_position(args: dict[str, Any]) -> tuple[int, int]:
 def bronze_events(rows: Iterable[dict[str, Any]], key: str = "id") -> list[Event]:
     """The streamed events of a bronze table (in ``seq`` order) in the oracle's form.
 
-    A tombstone has no ``source`` block: it takes the binlog coordinates of the record just
-    before it (its delete); a tombstone that does not follow a delete of its key gets
-    ``("?", -1, -1)`` so the comparison shows it.
+    A row change's number within its transaction is the rank of its binlog coordinates
+    (``source.pos``, ``source.row``) among the transaction's, so a replayed record gets the same
+    number as the original (a duplicate). A tombstone has no ``source`` block: it takes the
+    coordinates of the record just before it (its delete); a tombstone that does not follow a
+    delete of its key gets ``("?", -1)`` so the comparison shows it.
     """
     out: list[Event] = []
+    ranks: dict[str, dict[tuple[int, int], int]] = {}
     for r in rows:
         if r["op"] == "r":
             continue
         value = orjson.loads(r["key"])[key] if r["key"] is not None else None
         if r["value"] is None:
             prev = out[-1] if out else None
-            if prev is not None and prev[3] == "d" and prev[4] == value:
-                out.append((prev[0], prev[1], prev[2], None, value))
+            if prev is not None and prev[2] == "d" and prev[3] == value:
+                out.append((prev[0], prev[1], None, value))
             else:
-                out.append(("?", -1, -1, None, value))
+                out.append(("?", -1, None, value))
             continue
         source = orjson.loads(r["value"])["source"]
-        out.append((str(source["file"]), int(source["pos"]), int(source["row"]), r["op"], value))
+        gtid, at = str(source["gtid"]), (int(source["pos"]), int(source["row"]))
+        seen = ranks.setdefault(gtid, {})
+        out.append((gtid, seen.setdefault(at, len(seen)), r["op"], value))
     return out
