@@ -3,10 +3,12 @@ must produce, at the positions the server itself lists (``SHOW BINLOG EVENTS``).
 
 from __future__ import annotations
 
+import orjson
 import pymysql
 import pytest
 
-from tests.support.mariadb_oracle import binlog_events
+from tests.support.bronze_rows import event_diff
+from tests.support.mariadb_oracle import binlog_events, bronze_events
 
 pytestmark = [pytest.mark.integration, pytest.mark.mariadb]
 
@@ -39,3 +41,19 @@ def test_the_oracle_reads_every_row_change_in_commit_order(mariadb_db):
         (delete, 0, "d", 1), (delete, 0, None, 1),
     ]
     assert events["t"][8:] == [(big, n, "c", 100 + n) for n in range(2000)]
+
+
+def _bronze_row(op, key, gtid=None, pos=0, row=0):
+    value = None if op is None else orjson.dumps({"op": op, "source": {"gtid": gtid, "pos": pos, "row": row}}).decode()
+    return {"op": op, "key": orjson.dumps({"id": key}).decode(), "value": value}
+
+
+def test_a_replayed_record_is_the_same_event_and_shows_as_a_duplicate():
+    rows = [_bronze_row("c", 1, "0-1-5", 400, 0), _bronze_row("c", 2, "0-1-5", 400, 1),
+            _bronze_row("d", 1, "0-1-6", 900, 0), _bronze_row(None, 1),
+            _bronze_row("c", 2, "0-1-5", 400, 1)]  # replayed after a crash
+    events = bronze_events(rows)
+    assert events == [("0-1-5", 0, "c", 1), ("0-1-5", 1, "c", 2), ("0-1-6", 0, "d", 1), ("0-1-6", 0, None, 1),
+                      ("0-1-5", 1, "c", 2)]
+    expected = events[:4]
+    assert "1 surplus (duplicates)" in event_diff(events, expected)[0]
