@@ -20,6 +20,7 @@ from typing import Any
 import pymysql
 import pytest
 
+from cdc_sources.mysql import binlog_values
 from cdc_sources.mysql.rows import RowDecoder, decode_rows
 from cdc_sources.mysql.rows.codegen import compile_pattern
 from cdc_sources.mysql.rows.plans import Unsupported, plan_column
@@ -455,21 +456,36 @@ def _single_event(args: dict[str, Any], state: str, check: Callable[[Any], None]
 @pytest.mark.integration
 @pytest.mark.mariadb
 def test_values_the_library_rejects_are_left_to_it(mariadb_db: dict[str, Any]) -> None:
-    """A latin1 byte cp1252 cannot decode, an invalid DATE: the library raises, so we return None."""
+    """A latin1 byte cp1252 cannot decode, an invalid DATE: we return None, and the library's
+    readers as `binlog_values` replaces them read them as Debezium does (U+FFFD; the epoch with
+    ``event.processing.failure.handling.mode=warn``, an error with ``fail``)."""
+    binlog_values.install()
     _run(mariadb_db, ["CREATE TABLE t_bad (id INT PRIMARY KEY, l VARCHAR(10) CHARACTER SET latin1, d DATE)"])
-    for literal, exception in (("l = X'81'", UnicodeDecodeError), ("d = '2021-02-30'", ValueError)):
+    for literal, column, value in (("l = X'81'", "l", "\ufffd"), ("d = '2021-02-30'", "d", datetime.date(1970, 1, 1))):
         state = _gtid_state(mariadb_db)
         _run(mariadb_db, ["SET SESSION sql_mode = 'ALLOW_INVALID_DATES'",
                           f"INSERT INTO t_bad SET id = {len(literal)}, {literal}"])
 
-        def check(event: Any, exception: type[Exception] = exception) -> None:
+        def check(event: Any, column: str = column, value: Any = value) -> None:
             decoder = RowDecoder()
             assert decoder.rows(event) is None
             assert decoder.stats.fallbacks == 1
-            with pytest.raises(exception):
-                _ = event.rows
+            binlog_values.failure_mode("warn")
+            try:
+                assert event.rows[0]["values"][column] == value
+            finally:
+                binlog_values.failure_mode("fail")
 
         _single_event(mariadb_db, state, check)
+    state = _gtid_state(mariadb_db)
+    _run(mariadb_db, ["SET SESSION sql_mode = 'ALLOW_INVALID_DATES'",
+                      "INSERT INTO t_bad SET id = 99, d = '2021-04-31'"])
+
+    def fails(event: Any) -> None:
+        with pytest.raises(binlog_values.InvalidTemporalError, match="invalid date '2021-04-31'"):
+            _ = event.rows
+
+    _single_event(mariadb_db, state, fails)
 
 
 @pytest.mark.integration
