@@ -26,17 +26,13 @@ import logging
 import threading
 from typing import Any, Final
 
-from cdc_sources.spi import Fatal, SourceError
+from cdc_sources.mysql.converters.model import InvalidTemporalError
 
 __all__ = ["InvalidTemporalError", "failure_mode", "install"]
 
 EPOCH_DATE: Final = datetime.date(1970, 1, 1)
 EPOCH_DATETIME: Final = datetime.datetime(1970, 1, 1)
 _MODES: Final = ("fail", "warn", "skip")
-
-
-class InvalidTemporalError(SourceError, Fatal):
-    """A binlog DATE/DATETIME value that is no date, with ``event.processing.failure.handling.mode=fail``."""
 
 
 log = logging.getLogger(__name__)

@@ -47,6 +47,7 @@ def converter_settings(config: MySqlSourceConfig) -> MySqlConverterSettings:
         decimal_handling_mode=o("decimal.handling.mode"), time_precision_mode=o("time.precision.mode"),
         bigint_unsigned_handling_mode=o("bigint.unsigned.handling.mode"),
         binary_handling_mode=o("binary.handling.mode"), enable_time_adjuster=o("enable.time.adjuster"),
+        event_processing_failure_handling_mode=o("event.processing.failure.handling.mode"),
     )
 
 

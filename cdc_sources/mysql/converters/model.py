@@ -34,6 +34,11 @@ class ValueConversionError(CdcError, Fatal, ValueError):
     """
 
 
+class InvalidTemporalError(CdcError, Fatal):
+    """A stored DATE/DATETIME value that is no date (``ALLOW_INVALID_DATES``) with
+    ``event.processing.failure.handling.mode=fail``: Debezium stops on it too."""
+
+
 @dataclass(frozen=True)
 class ColumnConverter:
     """How one column is rendered, chosen once per column when a table schema is built.

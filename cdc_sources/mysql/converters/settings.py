@@ -20,7 +20,7 @@ BigIntUnsignedMode = Literal["long", "precise"]
 """``bigint.unsigned.handling.mode``."""
 
 FailureMode = Literal["fail", "warn", "skip"]
-"""``event.converting.failure.handling.mode``."""
+"""``event.converting.failure.handling.mode`` and ``event.processing.failure.handling.mode``."""
 
 _CHOICES: dict[str, tuple[str, tuple[str, ...]]] = {
     "decimal_handling_mode": ("decimal.handling.mode", get_args(DecimalMode)),
@@ -28,6 +28,7 @@ _CHOICES: dict[str, tuple[str, tuple[str, ...]]] = {
     "bigint_unsigned_handling_mode": ("bigint.unsigned.handling.mode", get_args(BigIntUnsignedMode)),
     "binary_handling_mode": ("binary.handling.mode", get_args(BinaryMode)),
     "event_converting_failure_handling_mode": ("event.converting.failure.handling.mode", get_args(FailureMode)),
+    "event_processing_failure_handling_mode": ("event.processing.failure.handling.mode", get_args(FailureMode)),
 }
 
 
@@ -52,6 +53,10 @@ class MySqlConverterSettings:
             `ValueConversionError`; ``warn`` (the default) and ``skip`` render it as NULL (the
             schema default, else null; a NOT NULL column without default still raises, as
             JsonConverter then fails) and leave an unconvertible default out of the schema.
+        event_processing_failure_handling_mode: ``event.processing.failure.handling.mode``:
+            what a stored date that is no date (``2020-02-30``, ``ALLOW_INVALID_DATES``) does in
+            a snapshot, as in the stream (`cdc_sources.mysql.binlog_values`): ``fail`` (the
+            default) raises `InvalidTemporalError`; ``warn`` and ``skip`` render the epoch.
 
     Immutable and thread-safe.
     """
@@ -63,6 +68,7 @@ class MySqlConverterSettings:
     enable_time_adjuster: bool = True
     include_schema_comments: bool = False
     event_converting_failure_handling_mode: FailureMode = "warn"
+    event_processing_failure_handling_mode: FailureMode = "fail"
 
     def __post_init__(self) -> None:
         problems: list[ConfigProblem] = []

@@ -35,6 +35,7 @@ from cdc_sources.mysql.converters.model import (
     NO_DEFAULT,
     ColumnFacts,
     Convert,
+    InvalidTemporalError,
     TypeMapping,
     ValueConversionError,
     fixed,
@@ -45,6 +46,7 @@ from cdc_sources.mysql.converters.temporal_values import (
     MICROS_PER_DAY,
     MICROS_PER_SECOND,
     ONE_MICRO,
+    InvalidDateTextError,
     TemporalTextError,
     adjusted_year,
     days_from_civil,
@@ -111,10 +113,21 @@ def date_mapping(facts: ColumnFacts) -> TypeMapping:
                 return days if plain else render(days)
         make = fixed(from_date)
     else:
+        epoch_on_invalid = facts.settings.event_processing_failure_handling_mode != "fail"
+        name = facts.column.name
+
         def make(null: Any) -> Convert:
             def from_text(text: str) -> Any:
                 try:
                     parts = parse_date_text(text)
+                except InvalidDateTextError:
+                    if epoch_on_invalid:
+                        return render(0)  # the epoch, as the stream reads it (`binlog_values`)
+                    raise InvalidTemporalError(
+                        f"column {name}: invalid date {text!r} (the server allows invalid dates: sql_mode "
+                        "ALLOW_INVALID_DATES); Debezium's snapshot stops here too. Set "
+                        "event.processing.failure.handling.mode=warn (or skip) to read such values as 1970-01-01"
+                    ) from None
                 except (TemporalTextError, TypeError) as exc:
                     raise _text_error(exc, "date") from None
                 if parts is None:

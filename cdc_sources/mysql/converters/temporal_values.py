@@ -113,6 +113,10 @@ class TemporalTextError(ValueError):
     """A temporal value's text is not in the form MySQL prints it."""
 
 
+class InvalidDateTextError(TemporalTextError):
+    """A DATE text in MySQL's form that names no date (``2020-02-30``: ``ALLOW_INVALID_DATES``)."""
+
+
 def parse_date_text(text: str) -> tuple[int, int, int] | None:
     """A DATE text -> (year, month, day); None for a zero month or day (Debezium's
     ``stringToLocalDate``)."""
@@ -123,7 +127,7 @@ def parse_date_text(text: str) -> tuple[int, int, int] | None:
     if month == 0 or day == 0:
         return None
     if month > 12 or day > month_length(year, month):
-        raise TemporalTextError(f"invalid date {text!r}")
+        raise InvalidDateTextError(f"invalid date {text!r}")
     return year, month, day
 
 

@@ -11,6 +11,7 @@ import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -170,3 +171,25 @@ def test_an_invalid_date_stops_the_stream_with_a_clear_error_as_debezium_does(ca
     assert "event.processing.failure.handling.mode=warn" in text, text
     assert ("c", "t", 1) not in captured.ours["fail"]
     assert 1 not in captured.dates["fail"] and 2 in captured.dates["fail"]  # Debezium fails on that event too
+
+
+def test_an_invalid_date_in_a_snapshot_follows_the_same_mode(mariadb_db, tmp_path):
+    """Snapshotted, an invalid DATE stops capture with ``fail`` (Debezium's snapshot stops on it:
+    Connector/J cannot read it) and is the epoch with ``warn``/``skip``, as when streamed."""
+    _execute(mariadb_db, "CREATE TABLE t (id INT PRIMARY KEY, d DATE, dn DATE NOT NULL)",
+             "INSERT INTO t VALUES (1, '2020-02-30', '2021-04-31'), (2, '2020-00-15', '2024-02-29')")
+    def text(root: Path, mode: str) -> str:
+        return (f'pipeline: t\nlakehouse: {{root: "{root}"}}\nsources:\n  - name: my\n    connector: mariadb\n'
+                f"    connection: {{host: 127.0.0.1, port: {mariadb_db['port']}, user: root}}\n"
+                f'    options: {{database.include.list: "{mariadb_db["database"]}", database.server.id: "5472", '
+                f'event.processing.failure.handling.mode: "{mode}"}}\n')
+
+    with pytest.raises(CdcError) as info:
+        run_capture(parse_pipeline(text(tmp_path / "fail", "fail"), env={}), until_idle=True)
+    assert "column d: invalid date '2020-02-30'" in str(info.value), info.value
+    assert "event.processing.failure.handling.mode=warn" in str(info.value)
+    root = tmp_path / "warn"
+    run_capture(parse_pipeline(text(root, "warn"), env={}), until_idle=True)
+    rows = DeltaTable(topic_path(str(root), f"my.{mariadb_db['database']}.t")).to_pyarrow_table().to_pylist()
+    after = sorted((orjson.loads(r["value"])["after"] for r in rows), key=lambda a: a["id"])
+    assert after == [{"id": 1, "d": 0, "dn": 0}, {"id": 2, "d": None, "dn": 19782}]
