@@ -11,6 +11,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from cdc_sources.spi import CdcError, ConfigError, MissingDependencyError
 from pipelines.bundles.command import add_bundle_parser
@@ -197,5 +198,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
 
 
+def run() -> NoReturn:
+    """The ``cdc-lakehouse`` console command: :func:`main`, then the process ends through
+    :func:`pipelines.process_exit.exit_process` (no native teardown abort after success)."""
+    from pipelines.process_exit import exit_process
+
+    exit_process(main())
+
+
+def task() -> NoReturn:
+    """The entry point of Databricks wheel tasks (``cdc-lakehouse-task``): :func:`main` inside the
+    driver's Python, ending in ``SystemExit`` with its exit code so a failure fails the task."""
+    raise SystemExit(main())
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    run()
