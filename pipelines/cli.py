@@ -15,6 +15,7 @@ from typing import NoReturn
 
 from cdc_sources.spi import CdcError, ConfigError, MissingDependencyError
 from pipelines.bundles.command import add_bundle_parser
+from pipelines.stream_trigger import TRIGGER_CHOICES
 
 EXIT_OK, EXIT_FAILURE, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -70,7 +71,7 @@ def _parser() -> argparse.ArgumentParser:
     sil.add_argument("--once", action="store_true", help="process everything new, then return")
     sil.add_argument("--stream", action="store_true",
                      help="run as Spark Structured Streaming queries (engine kind 'spark'; not Sail)")
-    sil.add_argument("--trigger", choices=["available-now", "processing-time"], default=None,
+    sil.add_argument("--trigger", choices=TRIGGER_CHOICES, default=None,
                      help="with --stream: available-now (everything available, then return; the default with "
                           "--once) or processing-time (a micro-batch every --interval seconds; the default)")
     sil.add_argument("--interval", type=float, default=None, metavar="S",
