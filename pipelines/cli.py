@@ -43,6 +43,15 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
+def _add_metrics_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--metrics-port", type=_port, default=0, metavar="PORT",
+                         help="serve Prometheus metrics at /metrics and a health check at /health on this port "
+                              "(0: off)")
+    command.add_argument("--metrics-host", default="", metavar="ADDRESS",
+                         help="the address the metrics server listens on (default: every interface; 127.0.0.1: "
+                              "this machine only)")
+
+
 def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
@@ -65,8 +74,7 @@ def _parser() -> argparse.ArgumentParser:
                                  "cleanly, exit 0)")
     cap.add_argument("--until-idle", action="store_true", help="return once everything available is in bronze")
     cap.add_argument("--source", action="append", help="only this source (repeatable)")
-    metrics_help = "serve Prometheus metrics at /metrics and a health check at /health on this port (0: off)"
-    cap.add_argument("--metrics-port", type=_port, default=0, metavar="PORT", help=metrics_help)
+    _add_metrics_options(cap)
     sil = with_config("silver", "build silver tables from bronze")
     sil.add_argument("--once", action="store_true", help="process everything new, then return")
     sil.add_argument("--stream", action="store_true",
@@ -89,7 +97,7 @@ def _parser() -> argparse.ArgumentParser:
     ver.add_argument("--reads", type=int, default=5, metavar="N",
                      help="source reads at most per table, for keys that change during the check (default 5)")
     run = with_config("run", "capture and build silver continuously (SIGTERM/Ctrl-C: stop cleanly, exit 0)")
-    run.add_argument("--metrics-port", type=_port, default=0, metavar="PORT", help=metrics_help)
+    _add_metrics_options(run)
     reset = with_config("reset", "forget a source's stored offsets, or rewind its streaming to a position")
     reset.add_argument("--source", required=True, help="the source to reset")
     reset.add_argument("--to", metavar="POSITION", help="rewind to this position instead: a PostgreSQL LSN "

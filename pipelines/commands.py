@@ -49,7 +49,7 @@ def _capture(args: argparse.Namespace, say: Say) -> int:
 
     skip_pandas_probe()
     metrics = CaptureMetrics()
-    with serving(metrics, args.metrics_port, say), stop_on_signals() as stop:
+    with serving(metrics, args.metrics_port, say, args.metrics_host), stop_on_signals() as stop:
         results = run_capture(loaded.config, until_idle=args.until_idle, sources=args.source, progress=say,
                               file=str(loaded.path), stop=stop, metrics=metrics)
     for name, result in results.items():
@@ -101,7 +101,7 @@ def _run(args: argparse.Namespace, say: Say) -> int:
     from pipelines.silver_commands import run_continuously
 
     metrics = CaptureMetrics()
-    with serving(metrics, args.metrics_port, say), stop_on_signals() as stop:
+    with serving(metrics, args.metrics_port, say, args.metrics_host), stop_on_signals() as stop:
         return run_continuously(loaded.config, progress=say, stop=stop, metrics=metrics)
 
 
