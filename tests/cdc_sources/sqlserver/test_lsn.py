@@ -16,7 +16,7 @@ LSNS = ["NULL", "00000000:00000000:0000", "00000027:00000758:0003", "00000027:00
         "ffffffff:ffffffff:fffe", "FFFFFFFF:FFFFFFFF:FFFF", "00000001:80000000:8000"]
 
 
-def _positions() -> list[tuple[list[object], list[object]]]:
+def _positions() -> list[tuple[list[Any], list[Any]]]:
     rng = random.Random(7)
     lsns = ["NULL", "00000027:00000758:0003", "00000027:00000758:0005", "80000000:00000000:0001"]
     positions = [[rng.choice(lsns), rng.choice(lsns), rng.choice([0, 1, 2, 3, 4])] for _ in range(60)]

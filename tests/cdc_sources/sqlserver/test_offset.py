@@ -4,6 +4,7 @@ writes them, and offsets written here load in Debezium to the same position."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -39,7 +40,8 @@ CASES: list[tuple[Typed, bool]] = [
 
 def value(typed: list[str]) -> Any:
     kind, text = typed
-    return {"l": int, "i": int, "b": lambda t: t == "true", "s": str}[kind](text)
+    parse: dict[str, Callable[[str], Any]] = {"l": int, "i": int, "b": lambda t: t == "true", "s": str}
+    return parse[kind](text)
 
 
 def typed(offset: dict[str, Any]) -> Typed:
