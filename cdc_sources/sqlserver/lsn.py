@@ -11,7 +11,7 @@ transaction (``__$start_lsn``), its LSN inside the transaction (``__$seqval``) a
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 __all__ = ["Lsn", "LsnError", "TxLogPosition"]
@@ -61,20 +61,21 @@ class Lsn:
         h = self.binary.hex()
         return f"{h[:8]}:{h[8:16]}:{h[16:]}"
 
-    def _key(self) -> tuple[int, bytes]:
+    def sort_key(self) -> tuple[int, bytes]:
+        """Orders LSNs as Debezium does: NULL first, then unsigned bytes."""
         return (0, b"") if self.binary is None else (1, self.binary)
 
     def __lt__(self, other: Lsn) -> bool:
-        return self._key() < other._key()
+        return self.sort_key() < other.sort_key()
 
     def __le__(self, other: Lsn) -> bool:
-        return self._key() <= other._key()
+        return self.sort_key() <= other.sort_key()
 
     def __gt__(self, other: Lsn) -> bool:
-        return self._key() > other._key()
+        return self.sort_key() > other.sort_key()
 
     def __ge__(self, other: Lsn) -> bool:
-        return self._key() >= other._key()
+        return self.sort_key() >= other.sort_key()
 
 
 Lsn.NULL = Lsn(None)
@@ -85,16 +86,17 @@ class TxLogPosition:
     """Where a change is: ``commit`` (``__$start_lsn``), ``change`` (``__$seqval``) and
     ``operation`` (``__$operation``: 1 delete, 2 insert, 3 update before, 4 update after; 0 none).
 
-    Ordered as Debezium orders positions: by commit LSN, then change LSN; the operation does
-    not order positions (an update's 3 and 4 rows share one place). Equality includes it.
+    Compared as Debezium compares positions: by commit LSN, then change LSN; the operation
+    neither orders nor distinguishes positions (an update's 3 and 4 rows, and a key change's
+    delete and insert, share one place).
     """
 
     commit: Lsn
     change: Lsn = Lsn.NULL
-    operation: int = 0
+    operation: int = field(default=0, compare=False)
 
     def key(self) -> tuple[tuple[int, bytes], tuple[int, bytes]]:
-        return self.commit._key(), self.change._key()
+        return self.commit.sort_key(), self.change.sort_key()
 
     def __lt__(self, other: TxLogPosition) -> bool:
         return self.key() < other.key()
