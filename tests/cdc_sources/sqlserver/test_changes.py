@@ -202,7 +202,9 @@ def test_restart_at_every_event_emits_each_event_exactly_once() -> None:
     assert len(full) > 30
     cuts = [i for i, e in enumerate(full) if isinstance(e, ChangeEvent) and e.closes_position]
     for cut in cuts:
-        stored = full[cut].offset()
+        event = full[cut]
+        assert isinstance(event, ChangeEvent)
+        stored = event.offset()
         # a restart re-reads from the stored commit LSN inclusive; an at-least-once source may give more
         again = [r for r in rows if r.commit >= stored.commit_lsn]
         for replay in (again, rows):
