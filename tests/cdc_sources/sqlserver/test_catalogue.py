@@ -25,7 +25,7 @@ from cdc_sources.sqlserver.options import ISOLATION_MODES
 NAMES = ["customers", "we]ird", "a b", "[x]", "Straße", "x'; DROP TABLE t; --", "__$odd"]
 
 
-def parse_one(statement: Statement) -> exp.Expression:
+def parse_one(statement: Statement) -> exp.Expr:
     parsed = sqlglot.parse(statement.sql, read="tsql")
     assert len(parsed) == 1 and parsed[0] is not None, statement.sql
     assert len(list(parsed[0].find_all(exp.Placeholder))) == statement.parameters, statement.sql
