@@ -145,7 +145,7 @@ def test_values_are_accepted_and_rejected_like_debezium(debezium_fields: dict[st
         if _ours_accept(name, value) != theirs and (name, value) not in KNOWN_DIFFERENCES:
             differences.append(f"{name}={value}: Debezium {'accepts' if theirs else 'rejects'}")
     assert differences == []
-    assert len(cases) > 120
+    assert len(cases) > 200
 
 
 # -- the configuration --------------------------------------------------------------------------
