@@ -19,7 +19,7 @@ from cdc_sources.common.filters import SCHEMA_LISTS, BuiltinTables, ColumnFilter
 from cdc_sources.common.key_columns import KeyColumns
 from cdc_sources.common.options import CUSTOM_MODES, ParsedOptions, custom_mode_problems, is_kafka_connect_option
 from cdc_sources.spi import ConfigProblem
-from cdc_sources.sqlserver.options import REMOVED_OPTIONS, SNAPSHOT_MODE_ALIASES, SQLSERVER_OPTIONS
+from cdc_sources.sqlserver.options import JDBC_PASS_THROUGH, REMOVED_OPTIONS, SNAPSHOT_MODE_ALIASES, SQLSERVER_OPTIONS
 
 __all__ = ["SQLSERVER_BUILTIN", "SqlServerConnectionSettings", "SqlServerSourceConfig", "build_sqlserver_config"]
 
@@ -40,8 +40,9 @@ class SqlServerConnectionSettings:
         host / port / user / password: the server and login.
         instance: a named instance (``database.instance``), or None.
         databases: the databases to capture, in the order given (``database.names``).
-        attributes: extra ODBC connection-string attributes (the ``driver.*`` options,
-            prefix removed: ``driver.ApplicationIntent: ReadOnly``).
+        attributes: extra ODBC connection-string attributes: the ``driver.*`` options, prefix
+            removed (``driver.ApplicationIntent: ReadOnly``), and the JDBC driver properties of
+            Debezium configurations under their ODBC names (``database.encrypt`` -> ``Encrypt``).
         query_timeout_s: ``database.query.timeout.ms`` in seconds (None for 0).
     """
 
@@ -187,7 +188,8 @@ def _connection_settings(connection: Mapping[str, Any], parsed: ParsedOptions, p
     timeout = opts.get("database.query.timeout.ms")
     if len(problems) > before or timeout is None:
         return None
-    attributes = {k.removeprefix(_DRIVER): v for k, v in parsed.raw.items() if k.startswith(_DRIVER)}
+    attributes = {JDBC_PASS_THROUGH[k]: v for k, v in parsed.raw.items() if k in JDBC_PASS_THROUGH}
+    attributes.update((k.removeprefix(_DRIVER), v) for k, v in parsed.raw.items() if k.startswith(_DRIVER))
     secret = None if password is None else str(password.get_secret_value() if hasattr(password, "get_secret_value")
                                                 else password)
     return SqlServerConnectionSettings(host=host, port=int(port), user=str(user), password=secret,

@@ -32,6 +32,7 @@ from cdc_sources.common.options import (
 
 __all__ = [
     "ISOLATION_MODES",
+    "JDBC_PASS_THROUGH",
     "REMOVED_OPTIONS",
     "SNAPSHOT_MODES",
     "SNAPSHOT_MODE_ALIASES",
@@ -84,6 +85,17 @@ REMOVED_OPTIONS = MappingProxyType({
     "database.server.timezone": "not an option of Debezium 3.6.3: commit times are read in UTC from the server",
 })
 """Options Debezium no longer has, with what to use instead (shown instead of "unknown option")."""
+
+JDBC_PASS_THROUGH = MappingProxyType({
+    "database.encrypt": "Encrypt",
+    "database.trustServerCertificate": "TrustServerCertificate",
+    "database.hostNameInCertificate": "HostNameInCertificate",
+    "database.applicationIntent": "ApplicationIntent",
+    "database.applicationName": "APP",
+    "database.multiSubnetFailover": "MultiSubnetFailover",
+})
+"""Microsoft JDBC driver properties found in Debezium SQL Server configurations (Debezium passes
+``database.*`` properties to the driver) -> the ODBC connection-string keyword with that meaning."""
 
 _FAILURE_MODES = ("fail", "warn", "skip")
 _IGNORE_IS_SKIP = MappingProxyType({"ignore": "skip"})
@@ -213,6 +225,9 @@ def _specs() -> list[OptionSpec]:
 _PREFIXES = [
     *RELATIONAL_PREFIXES,
     PrefixSpec(r"driver\..+", "ODBC connection string attributes (Debezium: JDBC driver properties)"),
+    PrefixSpec(r"database\.(encrypt|trustServerCertificate|hostNameInCertificate|applicationIntent|applicationName|"
+               r"multiSubnetFailover)", "Microsoft JDBC driver properties Debezium passes on; given to ODBC under "
+               "their ODBC names (see JDBC_PASS_THROUGH)"),
     PrefixSpec(r"internal\..+", "Debezium internals", inert=True),
     PrefixSpec(r"schema\.history\.internal\.(producer|consumer|kafka)\..+", "Kafka schema history store", inert=True),
     *KAFKA_PREFIXES,

@@ -173,11 +173,17 @@ def test_database_names_are_required_and_unique() -> None:
     _, problems = build_sqlserver_config(name="shop", connection={"user": "cdc"},
                                          options={"database.names": "a,B,b"}, path="s")
     assert [p.path for p in problems] == ["s.options.database.names"]
-    config, problems = build_sqlserver_config(name="shop", connection={"user": "cdc", "database": "one"},
-                                              options={"driver.ApplicationIntent": "ReadOnly"}, path="s")
+    config, problems = build_sqlserver_config(
+        name="shop", connection={"user": "cdc", "database": "one"},
+        options={"driver.ApplicationIntent": "ReadOnly", "database.encrypt": "false",
+                 "database.trustServerCertificate": "true"}, path="s")
     assert problems == [] and config is not None
     assert config.connection.databases == ("one",)
-    assert dict(config.connection.attributes) == {"ApplicationIntent": "ReadOnly"}
+    assert dict(config.connection.attributes) == {"ApplicationIntent": "ReadOnly", "Encrypt": "false",
+                                                  "TrustServerCertificate": "true"}
+    _, problems = build_sqlserver_config(name="shop", connection={"user": "cdc"},
+                                         options={**BASE, "database.encrpyt": "false"}, path="s")
+    assert [p.path for p in problems] == ["s.options.database.encrpyt"]
 
 
 def test_removed_and_unknown_options_are_explained() -> None:
