@@ -139,6 +139,7 @@ def _random_rows(rng: random.Random, transactions: int) -> list[ChangeRow]:
     return sorted(rows, key=lambda r: (r.commit.sort_key(), r.seqval.sort_key(), r.operation))
 
 
+@pytest.mark.conformance
 def test_serials_are_debeziums() -> None:
     rng = random.Random(11)
     streams = [_random_rows(rng, 6) for _ in range(25)]

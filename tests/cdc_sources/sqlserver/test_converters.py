@@ -13,13 +13,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import shutil
-import subprocess
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,9 +28,8 @@ from cdc_sources.sqlserver.converters import (
     ValueConversionError,
     column_converter,
 )
-from tests.cdc_sources.sqlserver.java_probe import debezium_libs
+from tests.cdc_sources.sqlserver.java_probe import run_json
 
-PROBE = Path(__file__).with_name("SqlServerConverterProbe.java")
 DECIMAL_MODES = ("precise", "double", "string")
 TIME_MODES = ("adaptive", "adaptive_time_microseconds", "connect", "isostring", "microseconds", "nanoseconds")
 BINARY_MODES = ("bytes", "base64", "base64-url-safe", "hex")
@@ -169,24 +165,13 @@ def settings_for(t: Type) -> list[ConverterSettings]:
     return [ConverterSettings()]
 
 
-def run_probe(requests: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    libs = debezium_libs()
-    lines = "".join(json.dumps(r) + "\n" for r in requests)
-    done = subprocess.run([str(shutil.which("java")), "-Duser.timezone=UTC", "-cp", f"{libs}/*", str(PROBE)],
-                          input=lines, capture_output=True, text=True, timeout=300, check=False)
-    assert done.returncode == 0, done.stderr[-4000:]
-    answers = [json.loads(line[7:]) for line in done.stdout.split("\n") if line.startswith("ANSWER ")]
-    assert len(answers) == len(requests), done.stderr[-4000:]
-    return answers
-
-
 @pytest.fixture(scope="module")
 def debezium() -> dict[tuple[Type, ConverterSettings], dict[str, Any]]:
     keys = [(t, s) for t, _ in CASES for s in settings_for(t)]
     requests = [{"jdbcType": t.jdbc, "typeName": t.name, "length": t.length, "scale": t.scale,
                  "decimal": s.decimal_mode, "time": s.time_precision_mode, "binary": s.binary_mode,
                  "values": [[kind, text] for kind, text, _ in dict(CASES)[t]]} for t, s in keys]
-    return dict(zip(keys, run_probe(requests), strict=True))
+    return dict(zip(keys, run_json("SqlServerConverterProbe", requests), strict=True))
 
 
 def ours(t: Type, settings: ConverterSettings, value: Any) -> Any:
@@ -202,6 +187,7 @@ def theirs(value: Any) -> Any:
     return "error" if isinstance(value, str) and value.startswith("ERR:") else value
 
 
+@pytest.mark.conformance
 def test_every_type_and_mode_converts_like_debezium(
         debezium: dict[tuple[Type, ConverterSettings], dict[str, Any]]) -> None:
     differences, compared = [], 0

@@ -34,6 +34,7 @@ def debezium() -> list[dict[str, Any]]:
                + [{"cmd": "position", "a": a, "b": b} for a, b in POSITIONS])
 
 
+@pytest.mark.conformance
 def test_lsn_text_bytes_and_order_are_debeziums(debezium: list[dict[str, Any]]) -> None:
     pairs, answers = PAIRS, debezium[:len(PAIRS)]
     for (a, b), answer in zip(pairs, answers, strict=True):
@@ -45,6 +46,7 @@ def test_lsn_text_bytes_and_order_are_debeziums(debezium: list[dict[str, Any]]) 
     assert len(pairs) == 121
 
 
+@pytest.mark.conformance
 def test_position_order_is_debeziums(debezium: list[dict[str, Any]]) -> None:
     for (a, b), answer in zip(POSITIONS, debezium[len(PAIRS):], strict=True):
         pa = TxLogPosition(Lsn.parse(str(a[0])), Lsn.parse(str(a[1])), int(a[2]))

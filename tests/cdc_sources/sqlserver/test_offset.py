@@ -78,6 +78,7 @@ def debezium(answers: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return answers[:len(CASES)]
 
 
+@pytest.mark.conformance
 def test_debezium_offsets_load_here(debezium: list[dict[str, Any]]) -> None:
     for index, ((offset, _), answer) in enumerate(zip(CASES, debezium, strict=True)):
         stored = {k: value(v) for k, v in offset.items()}
@@ -104,6 +105,7 @@ def test_debezium_offsets_load_here(debezium: list[dict[str, Any]]) -> None:
     assert sum("error" in a for a in debezium) == 4
 
 
+@pytest.mark.conformance
 def test_offsets_written_here_load_in_debezium(answers: list[dict[str, Any]]) -> None:
     for offset, answer in zip(OURS, answers[len(CASES):], strict=True):
         assert "error" not in answer

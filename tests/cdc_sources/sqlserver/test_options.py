@@ -10,7 +10,6 @@ listed (`STRICTER_MINIMUMS`, the Debezium 2.x ``snapshot.mode`` names accepted a
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,7 +23,7 @@ from cdc_sources.sqlserver.options import (
 )
 from tests.cdc_sources.sqlserver.java_probe import run_probe
 
-PROBE = Path(__file__).with_name("SqlServerOptionsProbe.java")
+PROBE = "SqlServerOptionsProbe"
 NULL = "\x00NULL"
 PATTERN_FIELDS = {
     "column.mask.hash.([^.]+).with.salt.(.+)": "column.mask.hash.SHA-256.with.salt.pepper",
@@ -63,6 +62,7 @@ def _same_default(ours: str | None, theirs: str | None, kind: str) -> bool:
     return ours.lower() == theirs.lower() if kind == "enum" else ours == theirs
 
 
+@pytest.mark.conformance
 def test_every_debezium_option_is_known_with_its_default(debezium_fields: dict[str, dict[str, Any]]) -> None:
     missing, wrong = [], []
     for name, field in debezium_fields.items():
@@ -88,12 +88,14 @@ def test_every_debezium_option_is_known_with_its_default(debezium_fields: dict[s
     assert sum(1 for f in debezium_fields.values() if f["scope"] == "all") >= 95
 
 
+@pytest.mark.conformance
 def test_every_option_of_ours_is_a_debezium_option(debezium_fields: dict[str, dict[str, Any]]) -> None:
     unknown = [n for n in SQLSERVER_OPTIONS.specs
                if n not in debezium_fields and n not in CONNECT_LEVEL and not is_kafka_connect_option(n)]
     assert unknown == []
 
 
+@pytest.mark.conformance
 def test_enum_choices_are_debeziums(debezium_fields: dict[str, dict[str, Any]]) -> None:
     differences = []
     for name, spec in SQLSERVER_OPTIONS.specs.items():
@@ -136,6 +138,7 @@ KNOWN_DIFFERENCES = {
 }
 
 
+@pytest.mark.conformance
 def test_values_are_accepted_and_rejected_like_debezium(debezium_fields: dict[str, dict[str, Any]]) -> None:
     cases = _validation_cases(debezium_fields)
     answers = run_probe(PROBE, [("validate", n, v) for n, v in cases])

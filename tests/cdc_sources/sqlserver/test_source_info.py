@@ -48,6 +48,7 @@ def debezium() -> list[dict[str, Any]]:
     return ask(_requests())
 
 
+@pytest.mark.conformance
 def test_schema_is_debeziums(debezium: list[dict[str, Any]]) -> None:
     for answer in debezium:
         assert answer["source"]["schema"] == SOURCE_SCHEMA
@@ -55,6 +56,7 @@ def test_schema_is_debeziums(debezium: list[dict[str, Any]]) -> None:
         assert fields == [f["field"] for f in SOURCE_SCHEMA["fields"]]
 
 
+@pytest.mark.conformance
 def test_payloads_are_debeziums_field_by_field(debezium: list[dict[str, Any]]) -> None:
     ours = _ours()
     assert len(ours) == len(debezium) == 11
