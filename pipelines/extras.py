@@ -51,6 +51,7 @@ CONNECTOR_DRIVERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "postgres": ("postgres", ("psycopg", "psycopg2")),
     "mysql": ("mysql", ("pymysql", "pymysqlreplication", "sqlglot")),
     "mariadb": ("mysql", ("pymysql", "pymysqlreplication", "sqlglot")),
+    "sqlserver": ("sqlserver", ()),  # validation only so far: no driver imported
 }
 """Per ``connector:``, the extra that installs it and the driver modules it imports."""
 
