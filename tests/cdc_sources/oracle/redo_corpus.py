@@ -117,6 +117,19 @@ REJECTED: list[RedoCase] = [
     RedoCase(T3, """insert into "DEBEZIUM"."T"("ID","MISSING") values ('1','x');"""),
     RedoCase(T3, """update "DEBEZIUM"."T" set "MISSING" = '1' where "ID" = '1';"""),
     RedoCase(T3, """delete from "DEBEZIUM"."T" where "MISSING" = '1';"""),
+    RedoCase(T3, """update "DEBEZIUM"."T" where "ID" = '1';"""),
+    RedoCase(T3, """insert into "DEBEZIUM"."T"("ID") values ('1','2');"""),
+]
+
+# Malformed statements Debezium's parser accepts (it skips what it does not expect, and may put
+# a value in the wrong column) and ours rejects: a LogMiner statement never looks like these.
+REJECTED_HERE_ONLY: list[RedoCase] = [
+    RedoCase(T3, """insert into "DEBEZIUM"."T"("ID","NAME") values ('1','unterminated);"""),
+    RedoCase(T3, """insert into "DEBEZIUM"."T"("ID","NAME") values ('1');"""),
+    RedoCase(T3, """update "DEBEZIUM"."T" set "NAME" = 'a' and "ID" = '2' where "ID" = '1';"""),
+    RedoCase(T3, """delete from "DEBEZIUM"."T" where "ID" = '1' "NAME" = 'x';"""),
+    RedoCase(T3, """delete from "DEBEZIUM"."T" where "ID" = '1', "NAME" = 'x';"""),
+    RedoCase(T3, """delete from "DEBEZIUM"."T" where "ID" = '1' and "NAME" = 'x' trailing;"""),
 ]
 
 _TYPES = ["NUMBER", "NUMBER", "VARCHAR2", "VARCHAR2", "VARCHAR2", "NVARCHAR2", "CHAR", "DATE", "TIMESTAMP",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from cdc_sources.oracle.redo import UNAVAILABLE, RedoColumn, RedoParseError, RedoTable, RedoValue, parse_redo
 from tests.cdc_sources.oracle.java_probe import run_probe
-from tests.cdc_sources.oracle.redo_corpus import HAND, JDBC_TYPES, REJECTED, RedoCase, corpus
+from tests.cdc_sources.oracle.redo_corpus import HAND, JDBC_TYPES, REJECTED, REJECTED_HERE_ONLY, RedoCase, corpus
 
 
 def probe_columns(case: RedoCase) -> str:
@@ -50,3 +50,10 @@ def test_every_statement_parses_as_debezium_parses_it() -> None:
     assert not differ, "\n\n".join(f"{sql}\n ours:     {o}\n debezium: {t}" for sql, o, t in differ[:5])
     assert sum(a == ["ERR"] for a in theirs) == len(REJECTED)
     assert HAND[0].sql.startswith("insert")
+
+
+def test_malformed_statements_are_errors_here() -> None:
+    """Debezium's character scanner passes over these; a LogMiner statement never looks like them."""
+    theirs = debezium(REJECTED_HERE_ONLY)
+    assert all(t != ["ERR"] for t in theirs)
+    assert [ours(c) for c in REJECTED_HERE_ONLY] == [["ERR"]] * len(REJECTED_HERE_ONLY)
