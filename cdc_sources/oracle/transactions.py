@@ -18,8 +18,11 @@ event carrying its transaction's ``commit_scn``:
   is skipped;
 - ``MISSING_SCN`` (34) and ``UNSUPPORTED`` (255) rows are counted and skipped, as Debezium does
   (it logs them);
-- LOB operations (9, 10, 11, 29) are only mined with ``lob.enabled``, which this buffer does
-  not support: such a row is an error (`LogMinerRowError`), never silently dropped.
+- ``REPLICATION_MARKER`` (27, written by GoldenGate) discards its transaction, which would
+  otherwise never end (as Debezium does);
+- LOB, XML and extended-string operations (9, 10, 11, 29, 68, 70, 71, 91-93) are only mined with
+  ``lob.enabled``, which this buffer does not support: such a row is an error
+  (`LogMinerRowError`), never silently dropped.
 
 Rows of excluded users (``log.mining.username.exclude.list``, or not in the include list) and
 of the schemas Oracle maintains itself (`EXCLUDED_SCHEMAS`: ``SYS``, ``SYSTEM``, ...) are
@@ -66,20 +69,31 @@ class Operation(enum.IntEnum):
     SELECT_LOB_LOCATOR = 9
     LOB_WRITE = 10
     LOB_TRIM = 11
+    REPLICATION_MARKER = 27
     LOB_ERASE = 29
     MISSING_SCN = 34
     ROLLBACK = 36
+    XML_BEGIN = 68
+    XML_WRITE = 70
+    XML_END = 71
+    EXTENDED_STRING_BEGIN = 91
+    EXTENDED_STRING_WRITE = 92
+    EXTENDED_STRING_END = 93
     UNSUPPORTED = 255
 
 
 EXCLUDED_SCHEMAS = frozenset({
-    "APPQOSSYS", "AUDSYS", "CTXSYS", "DVSYS", "DBSFWUSER", "DBSNMP", "GSMADMIN_INTERNAL", "LBACSYS", "MDSYS",
-    "OJVMSYS", "OLAPSYS", "ORDDATA", "ORDSYS", "OUTLN", "SYS", "SYSTEM", "VECSYS", "WMSYS", "XDB",
+    "APPQOSSYS", "AUDSYS", "CTXSYS", "DVSYS", "DBSFWUSER", "DBSNMP", "GGSHAREDCAP", "GSMADMIN_INTERNAL", "LBACSYS",
+    "MDSYS", "OJVMSYS", "OLAPSYS", "ORDDATA", "ORDSYS", "OUTLN", "SYS", "SYSTEM", "VECSYS", "WMSYS", "XDB",
 })
-"""Schemas Oracle maintains itself; their rows are never captured (Debezium's LogMiner query
-filters them by ``SEG_OWNER``)."""
+"""Schemas Oracle maintains itself; their rows are never captured (Debezium 3.6.3's LogMiner
+query filters them by ``SEG_OWNER``; so are materialized view logs, tables ``MLOG$...``)."""
 
 _DDL_USERS = frozenset({"SYS", "SYSTEM"})
+_LOB_OPERATIONS = frozenset({
+    Operation.SELECT_LOB_LOCATOR, Operation.LOB_WRITE, Operation.LOB_TRIM, Operation.LOB_ERASE, Operation.XML_BEGIN,
+    Operation.XML_WRITE, Operation.XML_END, Operation.EXTENDED_STRING_BEGIN, Operation.EXTENDED_STRING_WRITE,
+    Operation.EXTENDED_STRING_END})
 _TRUNCATE = re.compile(r'\s*truncate\s+table\s+(?:"([^"]+)"|(\w+))\s*\.\s*(?:"([^"]+)"|(\w+))', re.IGNORECASE)
 
 
@@ -146,6 +160,7 @@ class BufferStats:
     excluded: int = 0
     below_snapshot: int = 0
     rolled_back_transactions: int = 0
+    replication_markers: int = 0
     undone_changes: int = 0
     unmatched_undo: int = 0
 
@@ -201,6 +216,10 @@ class TransactionBuffer:
             if self._open.pop(row.xid, None) is not None:
                 self.stats.rolled_back_transactions += 1
             return []
+        if op is Operation.REPLICATION_MARKER:  # GoldenGate's: its transaction never commits
+            if self._open.pop(row.xid, None) is not None:
+                self.stats.replication_markers += 1
+            return []
         if op is Operation.START:
             self._open.setdefault(row.xid, _Open(row.scn))
             return []
@@ -210,7 +229,7 @@ class TransactionBuffer:
         if op is Operation.UNSUPPORTED:
             self.stats.unsupported += 1
             return []
-        if op in (Operation.SELECT_LOB_LOCATOR, Operation.LOB_WRITE, Operation.LOB_TRIM, Operation.LOB_ERASE):
+        if op in _LOB_OPERATIONS:
             raise LogMinerRowError(f"LOB operation {op.name} at SCN {row.scn} (XID {row.xid}): lob.enabled is "
                                    "not supported by this connector; mine without LOB operations")
         if op is Operation.DDL:
@@ -219,7 +238,8 @@ class TransactionBuffer:
 
     def _skipped(self, row: LogMinerRow) -> bool:
         user = (row.username or "").upper()
-        if (row.seg_owner or "").upper() in EXCLUDED_SCHEMAS or user in self._exclude \
+        if (row.seg_owner or "").upper() in EXCLUDED_SCHEMAS or (row.table_name or "").startswith("MLOG$") \
+                or user in self._exclude \
                 or (self._include and user not in self._include):
             self.stats.excluded += 1
             return True

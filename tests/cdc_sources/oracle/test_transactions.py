@@ -93,13 +93,14 @@ def test_continued_statements_are_joined() -> None:
 def test_excluded_users_and_oracle_schemas_are_skipped() -> None:
     txs, buffer = run([
         ins(40, "u1", 1, username="BATCH"), ins(41, "u1", 2, seg_owner="SYS"), ins(42, "u1", 3, seg_owner="SYSTEM"),
-        ins(43, "u1", 4, seg_owner="MDSYS"), ins(44, "u1", 5), ins(45, "u1", 6, username="SYS"),
+        ins(43, "u1", 4, seg_owner="GGSHAREDCAP"), ins(44, "u1", 5), ins(45, "u1", 6, username="SYS"),
+        ins(45, "u1", 7, table_name="MLOG$_T"),
         row(46, COMMIT, "u1"),
         row(47, DDL, "d1", 'create table "DEBEZIUM"."X" (id number)', username="SYS", operation="DDL"),
     ], username_exclude=["batch"])
     (tx,) = txs
     assert keys(tx) == ["5", "6"]  # DML by SYS on a user schema is captured (as Debezium does)
-    assert buffer.stats.excluded == 4
+    assert buffer.stats.excluded == 5
     txs, _ = run([ins(50, "i1", 1, username="APP"), ins(51, "i1", 2, username="OTHER"), row(52, COMMIT, "i1")],
                  username_include=["app"])
     assert keys(txs[0]) == ["1"]
@@ -139,8 +140,9 @@ def test_missing_scn_unsupported_and_lob_rows() -> None:
     txs, buffer = run([row(100, 34, "m"), row(101, 255, "m", "Unsupported"), ins(102, "m", 1), row(103, COMMIT, "m")])
     assert keys(txs[0]) == ["1"]
     assert (buffer.stats.missing_scn, buffer.stats.unsupported) == (1, 1)
-    with pytest.raises(LogMinerRowError, match=r"lob\.enabled"):
-        run([row(110, 9, "l")])
+    for code in (9, 10, 11, 29, 68, 70, 71, 91, 92, 93):
+        with pytest.raises(LogMinerRowError, match=r"lob\.enabled"):
+            run([row(110, code, "l")])
     with pytest.raises(LogMinerRowError, match="OPERATION_CODE 99 at SCN 111"):
         run([row(111, 99, "l")])
     with pytest.raises(LogMinerRowError, match="inside a continued"):
@@ -152,3 +154,10 @@ def test_open_transactions_report_their_first_scn() -> None:
     for r in [row(120, START, "x"), ins(121, "x", 1), ins(122, "y", 2)]:
         assert buffer.feed(r) == []
     assert buffer.open_transactions == {"x": 120, "y": 122}
+
+
+def test_a_replication_marker_discards_its_transaction() -> None:
+    txs, buffer = run([ins(130, "g", 1), row(131, 27, "g"), ins(132, "h", 2), row(133, COMMIT, "g"),
+                       row(134, COMMIT, "h")])
+    assert [(t.xid, keys(t)) for t in txs] == [("h", ["2"])]
+    assert buffer.stats.replication_markers == 1
