@@ -6,10 +6,13 @@ joined by TAB, so any text survives. A missing JDK or jar fails the test (it doe
 
 from __future__ import annotations
 
+import atexit
+import functools
 import importlib.util
 import re
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -35,11 +38,28 @@ def decode(hexed: str) -> str:
     return bytes.fromhex(hexed).decode("utf-8")
 
 
+@functools.cache
+def _compiled() -> Path:
+    """Every probe of this directory compiled once per test session (javac is most of a run's time)."""
+    libs = debezium_libs()
+    javac = shutil.which("javac")
+    assert javac is not None, "needs a JDK 17+ (javac on PATH)"
+    out = Path(tempfile.mkdtemp(prefix="oracle-probes-"))
+    atexit.register(shutil.rmtree, out, True)
+    sources = [str(p) for p in sorted(HERE.glob("*.java"))]
+    done = subprocess.run([javac, "-nowarn", "-d", str(out), "-cp", f"{libs}/*", *sources],
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return out
+
+
 def run_probe(source: str, cases: Sequence[Sequence[str]], *args: str) -> list[list[str]]:
-    """Run the single-file program ``HERE/source`` on ``cases``; returns each answer line's fields."""
+    """Run the probe ``HERE/source`` on ``cases``; returns each answer line's fields."""
     libs = debezium_libs()
     lines = "".join("\t".join(encode(f) for f in case) + "\n" for case in cases)
-    done = subprocess.run([str(shutil.which("java")), "-cp", f"{libs}/*", str(HERE / source), *args],
+    classes = _compiled()
+    done = subprocess.run([str(shutil.which("java")), "-Duser.timezone=UTC", "-cp", f"{libs}/*:{classes}",
+                           source.removesuffix(".java"), *args],
                           input=lines, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-4000:]
     # Debezium's logger also writes to stdout: answers are the lines of hex fields only.
