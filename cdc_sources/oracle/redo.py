@@ -37,6 +37,7 @@ import enum
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 __all__ = [
     "UNAVAILABLE",
@@ -106,6 +107,7 @@ class RedoTable:
     _unavailable: tuple[int, ...] = field(init=False, repr=False, compare=False)
     _identity: tuple[int, ...] = field(init=False, repr=False, compare=False)
     _positions: dict[tuple[str, ...], tuple[int, ...]] = field(init=False, repr=False, compare=False)
+    _insert_positions: dict[str, tuple[int, ...]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         index: dict[str, int] = {}
@@ -117,6 +119,7 @@ class RedoTable:
         object.__setattr__(self, "_index", index)
         object.__setattr__(self, "_identity", tuple(range(len(self.columns))))
         object.__setattr__(self, "_positions", {})
+        object.__setattr__(self, "_insert_positions", {})
         object.__setattr__(self, "_unavailable",
                            tuple(i for i, c in enumerate(self.columns) if c.unavailable_when_missing))
 
@@ -136,8 +139,7 @@ class RedoTable:
         return found
 
 
-@dataclass(frozen=True, slots=True)
-class RedoDml:
+class RedoDml(NamedTuple):
     """One parsed row change: `before` for update/delete, `after` for insert/update (else ())."""
 
     kind: DmlKind
@@ -198,14 +200,16 @@ def _insert(sql: str, table: RedoTable) -> RedoDml:
     m = _INSERT_HEAD.match(sql)
     if m is None:
         raise _bad("insert", sql)
-    names = _COLS.findall(m.group(1))
+    columns = m.group(1)
+    positions = table._insert_positions.get(columns)
+    if positions is None:  # the column list of a table's inserts rarely changes: parse it once
+        positions = table._insert_positions[columns] = _positions(table, _COLS.findall(columns))
     items = _INSERT_ITEM.findall(sql, m.end())
-    if len(items) != len(names) or not items[-1][2] or any(i[3] or i[2] for i in items[:-1]):
+    if len(items) != len(positions) or not items[-1][2] or any(i[3] or i[2] for i in items[:-1]):
         raise _bad("insert", sql)
     # NULL and "Unsupported Type" are None.
     values: list[RedoValue] = [
         q[1:-1].replace("''", "'") if q else None if e in _NULLS else RedoExpr(e) for q, e, _, _ in items]
-    positions = _positions(table, names)
     if positions != table._identity:
         row: list[RedoValue] = [None] * len(table.columns)
         for i, v in zip(positions, values, strict=True):
