@@ -90,6 +90,7 @@ EXCLUDED_SCHEMAS = frozenset({
 query filters them by ``SEG_OWNER``; so are materialized view logs, tables ``MLOG$...``)."""
 
 _DDL_USERS = frozenset({"SYS", "SYSTEM"})
+_NO_SEQUENCE = "ffffffff"
 _LOB_OPERATIONS = frozenset({
     Operation.SELECT_LOB_LOCATOR, Operation.LOB_WRITE, Operation.LOB_TRIM, Operation.LOB_ERASE, Operation.XML_BEGIN,
     Operation.XML_WRITE, Operation.XML_END, Operation.EXTENDED_STRING_BEGIN, Operation.EXTENDED_STRING_WRITE,
@@ -250,6 +251,9 @@ class TransactionBuffer:
 
     def _dml(self, row: LogMinerRow, kind: ChangeKind) -> list[CommittedTransaction]:
         tx = self._open.get(row.xid)
+        if row.rollback and not row.csf and (tx is None or not tx.fragment):
+            self._undo(row)  # an undo row opens no transaction
+            return []
         if tx is None:
             tx = self._open[row.xid] = _Open(row.scn)
         if row.csf:  # the statement continues in the next row of this transaction
@@ -263,16 +267,29 @@ class TransactionBuffer:
         if self._skipped(row):
             return []
         if row.rollback:
-            for i in range(len(tx.changes) - 1, -1, -1):
-                if tx.changes[i].row.row_id == row.row_id:
-                    del tx.changes[i]
-                    self.stats.undone_changes += 1
-                    break
-            else:
-                self.stats.unmatched_undo += 1
+            self._undo(row)
             return []
         tx.changes.append(BufferedChange(kind, row))
         return []
+
+    def _undo(self, row: LogMinerRow) -> None:
+        """Remove the latest change of ``row.row_id`` in its transaction. An XID whose sequence
+        LogMiner could not resolve (``...ffffffff``) matches the open transactions sharing its
+        first 8 hex digits (undo and change read in different mining sessions)."""
+        tx = self._open.get(row.xid)
+        if tx is not None:
+            candidates = [tx]
+        elif row.xid.lower().endswith(_NO_SEQUENCE):
+            candidates = [t for x, t in self._open.items() if x.startswith(row.xid[:8])]
+        else:
+            candidates = []
+        for candidate in candidates:
+            for i in range(len(candidate.changes) - 1, -1, -1):
+                if candidate.changes[i].row.row_id == row.row_id:
+                    del candidate.changes[i]
+                    self.stats.undone_changes += 1
+                    return
+        self.stats.unmatched_undo += 1
 
     def _commit(self, row: LogMinerRow) -> list[CommittedTransaction]:
         tx = self._open.pop(row.xid, None)

@@ -161,3 +161,17 @@ def test_a_replication_marker_discards_its_transaction() -> None:
                        row(134, COMMIT, "h")])
     assert [(t.xid, keys(t)) for t in txs] == [("h", ["2"])]
     assert buffer.stats.replication_markers == 1
+
+
+def test_undo_rows_open_no_transaction_and_match_by_xid_prefix_without_sequence() -> None:
+    undo = f"delete from {T} where \"ID\" = '1';"
+    txs, buffer = run([
+        ins(140, "0a001b00c7030000", 1, row_id="R1"), ins(141, "0a001b00c7030000", 2, row_id="R2"),
+        row(142, DEL, "0a001b00ffffffff", undo, row_id="R1", rollback=True),
+        row(143, DEL, "0b00aa00ffffffff", undo, row_id="R9", rollback=True),
+        row(144, DEL, "0c00aa0001000000", undo, row_id="R9", rollback=True),
+    ])
+    assert txs == []
+    assert buffer.open_transactions == {"0a001b00c7030000": 140}
+    assert (buffer.stats.undone_changes, buffer.stats.unmatched_undo) == (1, 2)
+    assert [c.row.row_id for c in buffer.feed(row(145, COMMIT, "0a001b00c7030000"))[0].changes] == ["R2"]
