@@ -14,7 +14,7 @@ Debezium's loader reads back to the same state (both proved against Debezium's c
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 __all__ = ["OffsetError", "OracleOffset", "RedoThreadCommit"]
@@ -77,6 +77,27 @@ class OracleOffset:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "commit_scn", tuple(sorted(self.commit_scn)))  # one order per state
+
+    def handled(self, thread: int, commit_scn: int, xid: str) -> bool:
+        """Whether the transaction ``xid`` committing at ``commit_scn`` on redo ``thread`` was
+        already emitted (Debezium's ``CommitScn.hasBeenHandled``): on restart, mining re-reads
+        from ``scn`` and such transactions are skipped."""
+        for c in self.commit_scn:
+            if c.thread == thread:
+                return c.scn > commit_scn or (c.scn == commit_scn and xid in c.xids)
+        return False
+
+    def with_commit(self, thread: int, commit_scn: int, xid: str) -> OracleOffset:
+        """The offset after emitting transaction ``xid`` committed at ``commit_scn`` on ``thread``
+        (Debezium's ``CommitScn.recordCommit``): the thread's entry moves to that SCN, or gains the
+        XID when already there."""
+        entries = {c.thread: c for c in self.commit_scn}
+        now = entries.get(thread)
+        if now is not None and now.scn == commit_scn:
+            entries[thread] = RedoThreadCommit(thread, commit_scn, now.xids | {xid})
+        else:
+            entries[thread] = RedoThreadCommit(thread, commit_scn, frozenset({xid}))
+        return replace(self, commit_scn=tuple(entries.values()))
 
     def to_dict(self) -> dict[str, Any]:
         """The offset as Debezium stores it (``OracleOffsetContext.getOffset``)."""

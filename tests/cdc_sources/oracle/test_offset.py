@@ -52,6 +52,7 @@ def answers() -> list[list[str]]:
     cases = [("offset", json.dumps(o)) for o in DEBEZIUM_OFFSETS]
     cases += [("offset", json.dumps(o.to_dict())) for o in OURS]
     cases += [("source", json.dumps(o), json.dumps(e)) for o, e in SOURCE_CASES]
+    cases += [("handled", json.dumps(o), ",".join(map(str, q))) for o, q in HANDLED_CASES]
     return run_probe("OracleOffsetProbe.java", cases)
 
 
@@ -94,10 +95,32 @@ def _event(e: dict[str, Any]) -> OracleEvent:
 
 def test_source_blocks_equal_debeziums(answers: list[list[str]]) -> None:
     info = OracleSourceInfo("server1", "ORCLCDB")
-    for (_, event), answer in zip(SOURCE_CASES, answers[len(DEBEZIUM_OFFSETS) + len(OURS):], strict=True):
+    start = len(DEBEZIUM_OFFSETS) + len(OURS)
+    for (_, event), answer in zip(SOURCE_CASES, answers[start:start + len(SOURCE_CASES)], strict=True):
         schema, value = answer
         assert source_schema() == json.loads(schema)
         assert list(info.block(_event(event)).items()) == list(json.loads(value)["source"].items()), event
+
+
+HANDLED_CASES: list[tuple[dict[str, Any], tuple[int, int, str]]] = [
+    (offset, (thread, scn, xid))
+    for offset in ({"scn": "90", "commit_scn": "100:1:aa-bb,200:2:"}, {"scn": "90"}, {"scn": "90", "commit_scn": 100})
+    for thread in (1, 2, 3) for scn in (99, 100, 101, 200, 201) for xid in ("aa", "cc")
+]
+
+
+def test_handled_transactions_as_debezium_decides(answers: list[list[str]]) -> None:
+    start = len(DEBEZIUM_OFFSETS) + len(OURS) + len(SOURCE_CASES)
+    decided = [OracleOffset.from_dict(o).handled(*q) for o, q in HANDLED_CASES]
+    assert decided == [a == ["true"] for a in answers[start:]]
+    assert any(decided) and not all(decided)
+
+
+def test_recording_commits() -> None:
+    offset = OracleOffset(scn=90).with_commit(1, 100, "aa").with_commit(1, 100, "bb").with_commit(2, 50, "cc")
+    assert offset.to_dict()["commit_scn"] == "100:1:aa-bb,50:2:cc"
+    assert offset.handled(1, 100, "bb") and not offset.handled(1, 100, "dd") and offset.handled(2, 49, "x")
+    assert offset.with_commit(1, 101, "dd").to_dict()["commit_scn"] == "101:1:dd,50:2:cc"
 
 
 def test_malformed_offsets_name_the_key() -> None:
