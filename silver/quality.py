@@ -234,11 +234,11 @@ def _validate(decl: SilverTable, frame: Any, now: dt.datetime) -> GateReport:
     suite = context.suites.add(suite)
     results = batch.validate(suite, result_format=_RESULT_FORMAT).results
     by_label = {str(r.expectation_config.meta[_LABEL]): r for r in results}
-    outcomes = [_outcome(decl, e, by_label[e.label], now) for e in decl.expectations]
+    outcomes = [_outcome(decl, e, by_label[e.label], now, empty=len(frame) == 0) for e in decl.expectations]
     return GateReport(decl.table, len(frame), outcomes)
 
 
-def _outcome(decl: SilverTable, e: Expectation, result: Any, now: dt.datetime) -> ExpectationOutcome:
+def _outcome(decl: SilverTable, e: Expectation, result: Any, now: dt.datetime, *, empty: bool) -> ExpectationOutcome:
     info = result.exception_info or {}
     if info.get("raised_exception"):
         raise SilverTableError(
@@ -249,6 +249,8 @@ def _outcome(decl: SilverTable, e: Expectation, result: Any, now: dt.datetime) -
     if e.type is ExpectationType.ROW_COUNT:
         return ExpectationOutcome(e, passed, observed=float(res["observed_value"]))
     if e.type is ExpectationType.FRESHNESS:
+        if empty:  # only deletes: no upserted row to judge (a stale delete does not stop the table)
+            return ExpectationOutcome(e, True)
         newest = res.get("observed_value")
         age = None if newest is None else max(0.0, now.timestamp() - float(newest))
         return ExpectationOutcome(e, passed, observed=age)

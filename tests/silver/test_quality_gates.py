@@ -193,3 +193,18 @@ def test_freshness_reads_a_declared_timestamp_column(builder, run, spark, root):
     assert res.status == "applied", res.error
     (row,) = spark.read.format("delta").load(f"{root}/silver/_cdc/quality").collect()
     assert row["passed"] and 290 <= row["observed"] <= 600
+
+
+@sail_only
+def test_an_increment_of_deletes_only_passes_freshness(builder, run, silver, spark, root):
+    b = _users(builder)
+    b.insert({"id": 1, "email": "a@x.org", "age": 30, "country": "DE"})
+    b.insert({"id": 2, "email": "b@x.org", "age": 30, "country": "DE"})
+    b.commit()
+    run(_decl(b))
+    b.delete({"id": 2}).commit()  # builder times are from 2023: any upsert would be stale
+    decl = _decl(b, {"type": "freshness", "max_age_seconds": 60, "action": "fail"})
+    (res,) = run(decl).tables
+    assert res.status == "applied" and res.deletes == 1, res.error
+    assert rows(silver("users"), "id") == [(1,)]
+    assert _results(spark, root) == [("freshness", "fail", True, None, 0)]
