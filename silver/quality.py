@@ -22,7 +22,7 @@ columns of the increment's upserts in driver memory: bound an increment with
 from __future__ import annotations
 
 import datetime as dt
-import os
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -181,10 +181,11 @@ def _between_column(i: int) -> str:
 
 
 def _ge() -> Any:
-    """Great Expectations, imported on first use (seconds of import), without usage statistics."""
-    os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
+    """Great Expectations, imported on first use (seconds of import); its per-validation INFO lines
+    (an ephemeral context's docs folder) are not ours to log."""
     import great_expectations as gx
 
+    logging.getLogger("great_expectations").setLevel(logging.WARNING)
     return gx
 
 

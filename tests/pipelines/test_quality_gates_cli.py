@@ -52,6 +52,7 @@ def test_a_gate_stops_silver_with_exit_1_and_status_shows_the_last_check(pg_db, 
     assert "expectation 'accepted_values_country' (warn): 1 failing row(s)" in caplog.text
     out = capsys.readouterr().out
     assert "users: applied" in out and "3 upserts" in out and "2 quarantined" in out
+    assert "; expectation 'adult' (quarantine): 1 failing row(s)" in out  # the summary line lists what failed
     assert main(["status", "-c", str(config)]) == 0
     text = capsys.readouterr().out
     assert re.search(r"users\s+\S+ \S+ \(.*ago\)\s+0/3 passed; failed: accepted_values_country \(warn, 1 rows\), "
