@@ -5,7 +5,8 @@ would upsert (decoded, latest per key, bad events already set aside):
 
 1. one Spark job projects those rows to what the expectations read: the columns they name,
    ``_cdc_seq`` (which row), each ``sql`` condition as a boolean and each ``freshness`` column
-   as epoch seconds, and brings them to the driver as a pandas frame (Arrow);
+   as epoch seconds, and brings them to the driver as Arrow (``toArrow``, on both engines),
+   then pandas;
 2. Great Expectations 1.x validates that frame with its pandas data source: one suite, one
    call, asking for the complete result with ``_cdc_seq`` as the index column, so GE names
    the failing rows (those of ``quarantine`` expectations are set aside).
@@ -126,7 +127,7 @@ def check_increment(decl: SilverTable, rows: DataFrame, *, now: dt.datetime | No
     """
     now = now or dt.datetime.now(dt.UTC)
     projected = rows.select(*_projection(decl, rows.schema, rows))
-    frame = projected.toPandas()
+    frame = projected.toArrow().to_pandas()  # Arrow on both engines (classic toPandas needs a setting for it)
     return _validate(decl, frame, now)
 
 
