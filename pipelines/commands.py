@@ -18,7 +18,7 @@ import orjson
 
 from cdc_sources.spi import ConfigError, ConfigProblem
 from pipelines.config import PipelineConfig
-from pipelines.extras import require, require_engine
+from pipelines.extras import require, require_engine, require_quality
 from pipelines.validation import load_validated
 
 Say = Callable[[str], None]
@@ -60,6 +60,7 @@ def _capture(args: argparse.Namespace, say: Say) -> int:
 def _silver(args: argparse.Namespace, say: Say) -> int:
     # silver reads bronze: no connector (nor its driver, nor its secrets) is needed
     loaded = load_validated(args.config, secrets=False, connectors=False)
+    require_quality(loaded.config.silver)
     if args.stream:
         return _silver_stream(args, loaded.config, say)
     stream_only = [f"--{name}" for name in ("trigger", "interval", "checkpoints") if getattr(args, name) is not None]
@@ -96,6 +97,7 @@ def _run(args: argparse.Namespace, say: Say) -> int:
     loaded = load_validated(args.config)
     mask_secrets(loaded.config)
     require_engine(loaded.config.engine)
+    require_quality(loaded.config.silver)
     from pipelines.metrics import CaptureMetrics, serving
     from pipelines.shutdown import stop_on_signals
     from pipelines.silver_commands import run_continuously
@@ -169,6 +171,7 @@ def _decommission(args: argparse.Namespace, say: Say) -> int:
 def _rebuild(args: argparse.Namespace, say: Say) -> int:
     loaded = load_validated(args.config, secrets=False, connectors=False)  # reads bronze only
     require_engine(loaded.config.engine)
+    require_quality(loaded.config.silver)
     from pipelines.rebuild import rebuild
 
     return 0 if rebuild(loaded.config, args.table, yes=args.yes, say=say, file=str(loaded.path)) else 1

@@ -9,7 +9,9 @@ reads a ``seq`` range; the Structured Streaming driver passes its micro-batch) a
    deletes a deleted key's last upsert too, folded into the delete (it holds the row's last
    values); then repairs keys whose latest event is bad or carries unchanged-TOAST
    placeholders (slow path);
-4. quarantines bad events, evolves the silver schema, applies the last truncate and MERGEs
+4. checks the table's expectations on the upserts (`silver.gate`: warn, quarantine rows, or
+   stop before any write);
+5. quarantines bad events, evolves the silver schema, applies the last truncate and MERGEs
    (soft deletes: MERGEs, then flags what the first truncate removed; rows a truncate of the
    same increment removed are merged as deletes at that truncate, see `silver.changes.truncated`).
 
@@ -39,6 +41,7 @@ from silver.declarations import SilverTable
 from silver.decode import KIND, OP, REASON, SEQ, TS, UNAVAILABLE, DecodePlan
 from silver.errors import KeyResolutionError, SilverTableError
 from silver.evolution import EvolutionPlan, apply_evolution, cast_to, plan_evolution
+from silver.gate import gate_increment
 from silver.quarantine import quarantine
 from silver.resnapshot import find_resnapshot, resnapshot_sql
 from silver.scan import IncrementScan, scan_increment
@@ -86,6 +89,10 @@ def apply_increment(
         return result
     final, bad_extra, counts = _latest_changes(ctx, decl, bronze, plan, scan, existing)
     result.upserts, result.deletes, result.quarantined = counts.upserts, counts.deletes, counts.bad
+    if decl.expectations:  # before any write: a failing gate leaves everything as it was
+        final, result.quality = gate_increment(ctx, decl, final, plan, seq_from=scan.min_seq, seq_to=scan.max_seq)
+        gated = len(result.quality.quarantine_reasons())
+        result.upserts, result.quarantined = result.upserts - gated, result.quarantined + gated
     _quarantine(ctx, decl, final, bad_extra, result)
     good = final.where(sf.col(REASON).isNull())
     soft = decl.deletes == "soft"
