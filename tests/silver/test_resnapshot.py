@@ -14,6 +14,7 @@ from silver.resnapshot import BatchSpan, TableSnapshot, snapshot_windows, table_
 from tests.silver.bronze_builder import BronzeBuilder, int32, string
 from tests.silver.conftest import rows
 from tests.silver.test_crash_safety import _arm
+from tests.support.engines import SAIL_ONLY
 
 
 def test_windows_end_at_completed_batches_and_skip_a_running_snapshot():
@@ -78,6 +79,7 @@ def _tables(spark, root: str) -> tuple[list[tuple[object, ...]], ...]:
             rows(load("hist"), "id", "note", "_cdc_is_current", "_cdc_deleted"))
 
 
+@SAIL_ONLY
 def test_a_resnapshot_killed_at_every_write_then_rerun_equals_the_source(spark, engine, tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch):
     base = tmp_path / "base"
