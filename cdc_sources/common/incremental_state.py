@@ -22,6 +22,8 @@ from typing import Any
 
 import orjson
 
+from cdc_sources.spi import POSITION_INCREMENTAL_ID, POSITION_INCREMENTAL_LAST
+
 __all__ = [
     "K_COLLECTIONS",
     "K_CORRELATION_ID",
@@ -48,10 +50,8 @@ _C_ID = "incremental_snapshot_collections_id"
 _C_CONDITION = "incremental_snapshot_collections_additional_condition"
 _C_SURROGATE = "incremental_snapshot_collections_surrogate_key"
 
-POSITION_ID = K_CORRELATION_ID
-"""The key, in an incremental snapshot row's ``position``, of the snapshot's correlation id."""
-POSITION_LAST = "incremental_snapshot_last_chunk"
-"""The key, in an incremental snapshot row's ``position``, that is true on a table's last chunk."""
+POSITION_ID = POSITION_INCREMENTAL_ID
+POSITION_LAST = POSITION_INCREMENTAL_LAST
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,12 @@ exactly-once rules as data, and handed back to `Connector.open` on restart. ``va
 the connector's record JSON, ``position`` the offset at which it applies.
 """
 
+POSITION_INCREMENTAL_ID = "incremental_snapshot_correlation_id"
+"""The key, in the ``position`` of a row an incremental snapshot emitted, of the snapshot's id."""
+POSITION_INCREMENTAL_LAST = "incremental_snapshot_last_chunk"
+"""The key, in the ``position`` of a row an incremental snapshot emitted, true on a table's last chunk
+(silver settles the re-snapshot there)."""
+
 HEADER_NEW_KEY = "__debezium.newkey"
 HEADER_OLD_KEY = "__debezium.oldkey"
 
