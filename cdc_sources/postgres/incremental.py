@@ -133,8 +133,10 @@ class IncrementalSnapshotter:
     # -- the stream ---------------------------------------------------------------------------
 
     def busy(self) -> bool:
-        """Whether a snapshot is running and not paused (an ``--until-idle`` run waits for it)."""
-        return self.state is not None and not self.state.paused and bool(self.state.collections)
+        """Whether a snapshot is running and not paused, or a chunk awaits its close watermark (an
+        ``--until-idle`` run waits for it)."""
+        st = self.state
+        return st is not None and bool(st.collections) and (st.window is not None or not st.paused)
 
     def wrap(self, items: Iterator[StreamItem]) -> Iterator[StreamItem]:
         """The stream with signals applied and incremental snapshot rows inserted."""

@@ -3,6 +3,9 @@ inserted with psycopg, bronze read with delta-rs (the oracle never uses the code
 
 from __future__ import annotations
 
+import random
+import threading
+import time
 from typing import Any
 
 import orjson
@@ -17,14 +20,18 @@ SIGNAL_DDL = "CREATE TABLE dbz_signal (id varchar(42) PRIMARY KEY, type varchar(
 
 
 def pipeline(root: str, dsn: str, *, silver: str = "", **options: Any) -> PipelineConfig:
+    return parse_pipeline(pipeline_text(root, dsn, silver=silver, **options), env={})
+
+
+def pipeline_text(root: str, dsn: str, *, silver: str = "", commit_max_records: int = 200, **options: Any) -> str:
     parts = dict(p.split("=", 1) for p in dsn.split())
     opts = {"slot.name": f"inc_{parts['dbname'][-30:]}", "signal.data.collection": "public.dbz_signal",
             "incremental.snapshot.chunk.size": "50", **options}
     text = (f"pipeline: inc\nlakehouse: {{root: \"{root}\"}}\nsources:\n  - name: pg\n    connector: postgres\n"
             f"    connection: {{host: 127.0.0.1, port: {parts['port']}, database: {parts['dbname']}, user: postgres}}\n"
             "    options:\n" + "".join(f"      {k}: \"{v}\"\n" for k, v in opts.items())
-            + "    capture: {commit_max_records: 200}\n" + silver)
-    return parse_pipeline(text, env={})
+            + f"    capture: {{commit_max_records: {commit_max_records}}}\n" + silver)
+    return text
 
 
 def setup_items(dsn: str, rows: int) -> None:
@@ -62,3 +69,54 @@ def last_offset(root: str) -> dict[str, Any]:
 def source_rows(dsn: str) -> dict[int, tuple[str, int | None]]:
     with psycopg.connect(dsn) as conn:
         return {r[0]: (r[1], r[2]) for r in conn.execute("SELECT id, name, qty FROM items").fetchall()}
+
+
+def fold(root: str) -> dict[int, tuple[str, int | None]]:
+    """The table as bronze says it is: each key's last event (by ``seq``) applied."""
+    state: dict[int, tuple[str, int | None]] = {}
+    for r in bronze(root):
+        if r["value"] is None:
+            continue
+        v = orjson.loads(r["value"])
+        if v["op"] in ("c", "u", "r"):
+            state[v["after"]["id"]] = (v["after"]["name"], v["after"]["qty"])
+        elif v["op"] == "d":
+            state.pop(v["before"]["id"], None)
+    return state
+
+
+class Writer(threading.Thread):
+    """Deletes, re-inserts, updates and inserts random rows of ``items`` (ids 1..top) until stopped
+    or ``ops`` are done; ``touched`` holds every id it wrote."""
+
+    def __init__(self, dsn: str, seed: int, *, top: int, ops: int, pause_s: float = 0.004) -> None:
+        super().__init__(daemon=True)
+        self.dsn, self.rng, self.top, self.ops, self.pause_s = dsn, random.Random(seed), top, ops, pause_s
+        self.touched: set[int] = set()
+        self.stop = threading.Event()
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            with psycopg.connect(self.dsn, autocommit=True) as conn:
+                for i in range(self.ops):
+                    if self.stop.is_set():
+                        return
+                    k = self.rng.randint(1, self.top)
+                    action = i % 4
+                    if action == 3:
+                        k = 100_000 + i
+                    self.touched.add(k)
+                    if action == 0:
+                        conn.execute("DELETE FROM items WHERE id = %s", (k,))
+                    elif action == 1:
+                        with conn.transaction():
+                            conn.execute("DELETE FROM items WHERE id = %s", (k,))
+                            conn.execute("INSERT INTO items VALUES (%s, 'again', 1)", (k,))
+                    elif action == 2:
+                        conn.execute("UPDATE items SET qty = qty + 5, name = name || '+' WHERE id = %s", (k,))
+                    else:
+                        conn.execute("INSERT INTO items VALUES (%s, 'during', 2)", (k,))
+                    time.sleep(self.pause_s)
+        except BaseException as exc:  # reported by the test
+            self.error = exc
