@@ -120,3 +120,11 @@ class Writer(threading.Thread):
                     time.sleep(self.pause_s)
         except BaseException as exc:  # reported by the test
             self.error = exc
+
+
+def incremental_count(root: str) -> int:
+    """How many incremental snapshot rows bronze holds (0 before the table exists)."""
+    try:
+        return len(incremental_rows(root))
+    except Exception:  # delta-rs: no table yet
+        return 0
