@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from cdc_sources.spi import CdcError, ConfigError, MissingDependencyError
 from pipelines.bundles.command import add_bundle_parser
+from pipelines.signal_command import add_signal_parser
 
 EXIT_OK, EXIT_FAILURE, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -41,7 +42,7 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 - one statement per option
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
                         help="more log output (-vv for debug)")
@@ -100,6 +101,7 @@ def _parser() -> argparse.ArgumentParser:
     reb = with_config("rebuild", "drop one silver table and its progress, then build it again from bronze")
     reb.add_argument("--table", required=True, help="the silver table to rebuild")
     reb.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    add_signal_parser(sub, common)
     _add_status(with_config("status", "show each source's state, position, bronze tables and silver lag"))
     _add_maintain(with_config("maintain", "compact and vacuum bronze and silver tables, apply bronze retention; "
                                           "safe while capture and silver run"))
