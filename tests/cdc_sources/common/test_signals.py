@@ -66,7 +66,7 @@ def test_execute_snapshot_errors_name_the_signal_and_the_field(data, message):
 
 
 def test_stop_snapshot_needs_its_type():
-    with pytest.raises(SignalError, match="data.type is required"):
+    with pytest.raises(SignalError, match=r"data\.type is required"):
         parse_signal("1", "stop-snapshot", '{"data-collections": ["a.b"]}', where=W)
     a = parse_signal("1", "stop-snapshot", '{"type": "incremental"}', where=W).action
     assert a == StopSnapshot(SnapshotKind.INCREMENTAL, ())
@@ -78,7 +78,7 @@ def test_pause_resume_log_and_watermarks():
     assert parse_signal("1", "pause-snapshot", None, where=W).action == PauseSnapshot()
     assert parse_signal("1", "resume-snapshot", "", where=W).action == ResumeSnapshot()
     assert parse_signal("1", "log", '{"message": "hi"}', where=W).action == LogMessage("hi")
-    with pytest.raises(SignalError, match="data.message"):
+    with pytest.raises(SignalError, match=r"data\.message"):
         parse_signal("1", "log", "{}", where=W)
     assert parse_signal("c1-open", "snapshot-window-open", None, where=W).action == Watermark(True, "c1")
     assert parse_signal("c1-close", "snapshot-window-close", None, where=W).action == Watermark(False, "c1")
