@@ -58,6 +58,10 @@ def signal_problems(raw: Mapping[str, Any], path: str) -> list[ConfigProblem]:
         if c not in known:
             problems.append(ConfigProblem(f"{path}.signal.enabled.channels",
                                           f"unsupported channel {c!r}; supported: source, file"))
+    strategy = str(raw.get("incremental.snapshot.watermarking.strategy") or "insert_insert").strip().lower()
+    if strategy == "insert_delete":
+        problems.append(ConfigProblem(f"{path}.incremental.snapshot.watermarking.strategy",
+                                      "insert_delete is not supported yet; use insert_insert (the default)"))
     table = raw.get("signal.data.collection")
     if table is not None:
         try:

@@ -108,11 +108,12 @@ class IncrementalSnapshotter:
         chunk_size: ``incremental.snapshot.chunk.size``.
         state: the progress stored in the offset, if a snapshot was running.
         headers: the records' Debezium headers.
+        read_only: ``read.only``: nothing may be written to the source, so no snapshot is started.
     """
 
     def __init__(self, *, conn: Any, signals: SignalSettings, tables: Sequence[TableInfo],
                  codec_for: Callable[[TableInfo], TableCodec], source: SourceInfo, prefix: str, chunk_size: int,
-                 state: IncrementalState | None, headers: Any = None) -> None:
+                 state: IncrementalState | None, headers: Any = None, read_only: bool = False) -> None:
         self.conn = conn
         self.signals = signals
         self.tables = {(t.schema, t.name): t for t in tables}
@@ -121,6 +122,7 @@ class IncrementalSnapshotter:
         self.chunk_size = chunk_size
         self.state = state
         self.headers = headers
+        self.read_only = read_only
         self.window: _Window | None = None
         self._announced: set[str] = set()
         self._out: list[StreamItem] = []
@@ -261,6 +263,10 @@ class IncrementalSnapshotter:
     def _execute(self, signal_id: str, a: ExecuteSnapshot) -> None:
         if a.kind is SnapshotKind.BLOCKING:
             log.warning("signal %s: blocking snapshots are not supported; use type incremental: ignored", signal_id)
+            return
+        if self.read_only:
+            log.error("signal %s: read.only is set, and incremental snapshots write watermarks to the signal "
+                      "table (read-only incremental snapshots are not supported yet): ignored", signal_id)
             return
         if self._signal_sql is None or not self.signals.source_enabled:
             log.warning("signal %s: incremental snapshots need the signal table (signal.data.collection, "

@@ -198,7 +198,9 @@ class PostgresCaptureSession:
                 conn=self.conn, signals=self.signals, tables=self.tables, codec_for=self._codec_for_info,
                 source=self.source, prefix=self.config.name,
                 chunk_size=int(self.config.opt("incremental.snapshot.chunk.size")),
-                state=self.incremental_state, headers=self.headers)
+                # a snapshot taken by this run read every table anew: an older incremental one is moot
+                state=self.incremental_state if self._consistent_point is None else None,
+                headers=self.headers, read_only=bool(self.config.opt("read.only")))
         return self.incremental
 
     def _tx_tracker(self) -> TransactionTracker | None:

@@ -113,7 +113,10 @@ def test_signal_options_defaults_and_problems():
     s = signal_settings({"signal.enabled.channels": ("source",), "signal.data.collection": "public.dbz_signal"})
     assert s.source_enabled and not s.file_enabled and s.file == "file-signals.txt" and s.poll_interval_s == 5.0
     assert s.channels == {SignalChannel.SOURCE}
-    problems = signal_problems({"signal.enabled.channels": "source,kafka", "signal.data.collection": "nodot"}, "p")
+    problems = signal_problems({"signal.enabled.channels": "source,kafka", "signal.data.collection": "nodot",
+                                "incremental.snapshot.watermarking.strategy": "insert_delete"}, "p")
     assert [(p.path, p.message) for p in problems] == [
         ("p.signal.enabled.channels", "unsupported channel 'kafka'; supported: source, file"),
+        ("p.incremental.snapshot.watermarking.strategy",
+         "insert_delete is not supported yet; use insert_insert (the default)"),
         ("p.signal.data.collection", "must be <schema>.<table>, got 'nodot'")]

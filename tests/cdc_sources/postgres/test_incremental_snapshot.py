@@ -126,3 +126,26 @@ def test_file_channel_and_a_quoted_table_name(pg_db, tmp_path):
     assert sorted(_ids(root)) == list(range(1, 121))
     odd = [r for r in bronze(root, 'pg.public.odd.name') if r["op"] == "r"]
     assert len(odd) == 70 and not path.exists()  # the file was consumed
+
+
+def test_read_only_source_gets_no_watermarks_and_no_snapshot(pg_db, tmp_path):
+    root = str(tmp_path / "lake")
+    cfg = _started(pg_db, root, 30, **{"read.only": "true"})
+    signal(pg_db, "ro-1", "execute-snapshot", {"data-collections": ["public.items"]})
+    run_capture(cfg, until_idle=True)
+    with psycopg.connect(pg_db) as conn:
+        assert conn.execute("SELECT id FROM dbz_signal").fetchall() == [("ro-1",)]
+    assert [r["op"] for r in bronze(root, "pg.public.dbz_signal")] == ["c"]  # the signal itself, streamed
+    assert not (tmp_path / "lake" / "bronze" / "pg.public.items").exists()  # nothing read
+
+
+def test_a_full_snapshot_ends_a_running_incremental_one(pg_db, tmp_path):
+    root = str(tmp_path / "lake")
+    cfg = _started(pg_db, root, 120)
+    signal(pg_db, "x-1", "execute-snapshot", {"data-collections": ["public.items"]})
+    signal(pg_db, "x-2", "pause-snapshot", None)
+    run_capture(cfg, until_idle=True)
+    assert last_offset(root)["incremental_snapshot_paused"] is True
+    again = pipeline(root, pg_db, **{"snapshot.mode": "always"})
+    assert run_capture(again, until_idle=True)["pg"].snapshot_rows == 120 + 4  # items and the signal table
+    assert "incremental_snapshot_collections" not in last_offset(root)
