@@ -28,11 +28,14 @@ row before S) needs nothing.
 An incremental snapshot's rows are streamed between other changes, in batches that say
 nothing about it, so its boundaries come from its rows instead (`find_incremental_snapshot`):
 each carries the snapshot's correlation id in its ``position``, and the rows of the table's
-last chunk a mark; S and L are the lowest and highest ``seq`` of its rows, settled by the
-increment holding L. Those rows are left out of the initial-snapshot windows above. The same
-rule ``_cdc_seq < S`` holds: every change streamed while the chunks were read follows S in
-bronze. Limit: if every row of the last chunk is superseded by a streamed change while its
-window is open, no row carries the mark, and the table keeps its stale rows.
+last chunk a mark; L is the highest ``seq`` of its rows and S the lowest, or lower: the first
+change streamed after the watermark that opened the table's first chunk (its rows carry that
+commit LSN; the table's largest key is read after it, so a row with a larger key, which no
+chunk reads, was streamed after it). Settled by the increment holding L. Those rows are left
+out of the initial-snapshot windows above. The same rule ``_cdc_seq < S`` holds: every change
+streamed while the chunks were read follows S in bronze. Limit: if every row of the last
+chunk is superseded by a streamed change while its window is open, no row carries the mark,
+and the table keeps its stale rows.
 
 Limit: a table that was empty at the new snapshot has no ``r`` rows, hence no boundaries,
 and keeps its silver rows.
@@ -50,6 +53,7 @@ from pyspark.sql import functions as sf
 from bronze.schema import offsets_path, topic_path
 from cdc_sources.spi import POSITION_INCREMENTAL_ID as POSITION_ID
 from cdc_sources.spi import POSITION_INCREMENTAL_LAST as POSITION_LAST
+from cdc_sources.spi import POSITION_INCREMENTAL_START as POSITION_START
 from silver.apply import OP_COL, SEQ_COL, TS_COL
 from silver.declarations import SilverTable
 from silver.delta_io import read_delta_or_none
@@ -184,12 +188,19 @@ def find_incremental_snapshot(spark: SparkSession, ref: BronzeRef, topic: str, i
     bronze = spark.read.format("delta").load(topic_path(ref.root, topic))
     found: TableSnapshot | None = None
     for cid in ids:
+        start = sf.get_json_object(sf.col("position"), f"$.{POSITION_START}").cast("bigint")
         agg = (bronze.where((sf.col("op") == "r") & (_incremental_id() == cid))
-               .agg(sf.min("seq").alias("lo"), sf.max("seq").alias("hi")).collect()[0])
+               .agg(sf.min("seq").alias("lo"), sf.max("seq").alias("hi"), sf.max(start).alias("start")).collect()[0])
         if agg["lo"] is None or not min_seq <= int(agg["hi"]) <= max_seq:
             continue
+        lo = int(agg["lo"])
+        if agg["start"] is not None:  # changes streamed after the first chunk's open watermark count as inside
+            commit = sf.get_json_object(sf.col("position"), "$.lsn_commit").cast("bigint")
+            first = bronze.where((sf.col("seq") < lo) & (commit >= int(agg["start"]))).agg(
+                sf.min("seq").alias("s")).collect()[0]["s"]
+            lo = lo if first is None else min(lo, int(first))
         if found is None or int(agg["hi"]) > found.last_seq:
-            found = TableSnapshot(int(agg["lo"]), int(agg["hi"]))
+            found = TableSnapshot(lo, int(agg["hi"]))
     if found is None or bronze.where(sf.col("seq") < found.first_seq).limit(1).count() == 0:
         return None
     first = bronze.where(sf.col("seq") == found.first_seq).select(

@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from cdc_sources.spi import POSITION_INCREMENTAL_ID, POSITION_INCREMENTAL_LAST
+from cdc_sources.spi import POSITION_INCREMENTAL_ID, POSITION_INCREMENTAL_LAST, POSITION_INCREMENTAL_START
 
 __all__ = [
     "K_COLLECTIONS",
@@ -30,10 +30,12 @@ __all__ = [
     "K_MAXIMUM_KEY",
     "K_PAUSED",
     "K_PRIMARY_KEY",
+    "K_TABLE_START",
     "K_WINDOW",
     "K_WINDOW_OPENED",
     "POSITION_ID",
     "POSITION_LAST",
+    "POSITION_START",
     "IncrementalState",
     "SnapshotCollection",
     "without_state",
@@ -46,12 +48,14 @@ K_CORRELATION_ID = "incremental_snapshot_correlation_id"
 K_WINDOW = "incremental_snapshot_window"
 K_WINDOW_OPENED = "incremental_snapshot_window_opened"
 K_PAUSED = "incremental_snapshot_paused"
+K_TABLE_START = POSITION_INCREMENTAL_START
 _C_ID = "incremental_snapshot_collections_id"
 _C_CONDITION = "incremental_snapshot_collections_additional_condition"
 _C_SURROGATE = "incremental_snapshot_collections_surrogate_key"
 
 POSITION_ID = POSITION_INCREMENTAL_ID
 POSITION_LAST = POSITION_INCREMENTAL_LAST
+POSITION_START = POSITION_INCREMENTAL_START
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,8 @@ class IncrementalState:
         window: the id of the chunk read but not emitted yet (its watermarks are pending).
         window_opened: whether the stream has passed that chunk's open watermark.
         paused: whether ``pause-snapshot`` holds the next chunk back.
+        table_start: the commit LSN of the watermark that opened the current table's first
+            chunk (its max key is read after it), once the stream has passed it.
     """
 
     correlation_id: str
@@ -90,6 +96,7 @@ class IncrementalState:
     window: str | None = None
     window_opened: bool = False
     paused: bool = False
+    table_start: int | None = None
 
     @property
     def current(self) -> SnapshotCollection | None:
@@ -98,7 +105,7 @@ class IncrementalState:
     def next_table(self) -> IncrementalState:
         """The state once the current table is done."""
         return replace(self, collections=self.collections[1:], last_key=None, max_key=None, window=None,
-                       window_opened=False)
+                       window_opened=False, table_start=None)
 
     def to_offset(self) -> dict[str, Any]:
         """The offset keys of this state."""
@@ -112,6 +119,7 @@ class IncrementalState:
             K_WINDOW: self.window,
             K_WINDOW_OPENED: self.window_opened,
             K_PAUSED: self.paused,
+            K_TABLE_START: self.table_start,
         }
 
     @classmethod
@@ -126,7 +134,8 @@ class IncrementalState:
                             for i in items)
         return cls(str(offset.get(K_CORRELATION_ID) or ""), collections, _key(offset.get(K_PRIMARY_KEY)),
                    _key(offset.get(K_MAXIMUM_KEY)), offset.get(K_WINDOW) or None,
-                   bool(offset.get(K_WINDOW_OPENED)), bool(offset.get(K_PAUSED)))
+                   bool(offset.get(K_WINDOW_OPENED)), bool(offset.get(K_PAUSED)),
+                   None if offset.get(K_TABLE_START) is None else int(offset[K_TABLE_START]))
 
 
 def _key(text: Any) -> tuple[str | None, ...] | None:

@@ -37,6 +37,7 @@ from cdc_sources.common.envelope import envelope_text
 from cdc_sources.common.incremental_state import (
     POSITION_ID,
     POSITION_LAST,
+    POSITION_START,
     IncrementalState,
     SnapshotCollection,
     without_state,
@@ -127,6 +128,7 @@ class IncrementalSnapshotter:
         self._announced: set[str] = set()
         self._out: list[StreamItem] = []
         self._last_poll = 0.0
+        self._await_start = False
         tbl = signals.table
         self.signal_topic = f"{prefix}.{tbl.parts[0]}.{tbl.parts[1]}" if tbl is not None and len(tbl.parts) == 2 \
             else None
@@ -162,6 +164,10 @@ class IncrementalSnapshotter:
         yield from out
 
     def _with_state(self, cp: Checkpoint) -> Checkpoint:
+        if self._await_start and self.state is not None and cp.offset.get("lsn_commit") is not None:
+            # the checkpoint right after the table's first open watermark: its commit LSN
+            self.state = replace(self.state, table_start=int(cp.offset["lsn_commit"]))
+            self._await_start = False
         offset = without_state(cp.offset)
         if self.state is not None:
             offset.update(self.state.to_offset())
@@ -314,6 +320,7 @@ class IncrementalSnapshotter:
             return  # another run's watermark (replayed), or a stopped snapshot's
         if a.opens:
             self.state = replace(st, window_opened=True)
+            self._await_start = st.table_start is None
             return
         if w is None:
             return
@@ -368,15 +375,16 @@ class IncrementalSnapshotter:
                       f" column {c.surrogate_key!r}" if c.surrogate_key else " (give a surrogate-key)")
             return False
         types = self._key_types(info, keys)
-        if st.max_key is None:
-            top = self._max_key(info, keys, c.condition)
-            if top is None:
-                log.info("incremental snapshot %s: %s has no rows to read", st.correlation_id, c.id)
-                return False
-            st = self.state = replace(st, max_key=top)
         present = self._watermarks_present(chunk_id) if existing else set()
         if f"{chunk_id}-open" not in present:
             self._insert_watermark(chunk_id, opens=True)
+        if st.max_key is None:  # after the open watermark: a larger key is a row streamed after it
+            top = self._max_key(info, keys, c.condition)
+            if top is None:
+                log.info("incremental snapshot %s: %s has no rows to read", st.correlation_id, c.id)
+                self._insert_watermark(chunk_id, opens=False)
+                return False
+            st = self.state = replace(st, max_key=top)
         rows = self._select(info, keys, types, c.condition, st.last_key, st.max_key)
         last_chunk = len(rows) <= self.chunk_size
         rows = rows[: self.chunk_size]
@@ -410,7 +418,8 @@ class IncrementalSnapshotter:
         lsn = order_key[1] if len(order_key) > 1 else order_key[0]
         pos = orjson.loads(position)
         commit = pos.get("lsn_commit")
-        pos = {**without_state(pos), POSITION_ID: st.correlation_id, POSITION_LAST: w.last_chunk}
+        pos = {**without_state(pos), POSITION_ID: st.correlation_id, POSITION_LAST: w.last_chunk,
+               POSITION_START: st.table_start}
         pos_text = orjson.dumps(pos).decode()
         now_us = time.time_ns() // 1000
         source = orjson.dumps(self.source.block(schema=codec.schema, table=codec.table, ts_us=now_us,

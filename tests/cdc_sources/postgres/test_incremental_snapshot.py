@@ -35,6 +35,11 @@ def test_execute_snapshot_emits_every_row_once_as_incremental_reads(pg_db, tmp_p
     got = {r["v"]["after"]["id"]: (r["v"]["after"]["name"], r["v"]["after"]["qty"]) for r in rows}
     assert len(rows) == 230 and got == source_rows(pg_db)
     assert all(r["op"] == "r" and r["v"]["before"] is None for r in rows)
+    positions = [orjson.loads(r["position"]) for r in rows]
+    assert {p["incremental_snapshot_correlation_id"] for p in positions} == {"ad-hoc-1"}
+    assert [p["incremental_snapshot_last_chunk"] for p in positions] == [False] * 200 + [True] * 30
+    starts = {p["incremental_snapshot_table_start_commit"] for p in positions}
+    assert len(starts) == 1 and isinstance(starts.pop(), int)
     assert "incremental_snapshot_collections" not in last_offset(root)  # finished: no state left
 
 
