@@ -129,6 +129,7 @@ class IncrementalSnapshotter:
         self._out: list[StreamItem] = []
         self._last_poll = 0.0
         self._await_start = False
+        self._chunks = self._rows = 0  # of the current table, in this run (progress lines)
         tbl = signals.table
         self.signal_topic = f"{prefix}.{tbl.parts[0]}.{tbl.parts[1]}" if tbl is not None and len(tbl.parts) == 2 \
             else None
@@ -190,7 +191,10 @@ class IncrementalSnapshotter:
             run.append(r)
             w = self.window
             if w is not None and self.state is not None and self.state.window_opened and r.topic == w.codec.topic:
-                w.rows.pop(r.key, None)
+                if r.op == "t":  # a truncate removed every buffered row
+                    w.rows.clear()
+                else:
+                    w.rows.pop(r.key, None)
             if r.topic == self.signal_topic and r.op == "c" and r.value is not None:
                 self._source_signal(r.value, r.order_key, r.position)
                 if self._out:
@@ -203,6 +207,9 @@ class IncrementalSnapshotter:
     def _dedup_block(self, block: ChangeBlock) -> None:
         w = self.window
         if w is None or self.state is None or not self.state.window_opened or block.topic != w.codec.topic:
+            return
+        if block.op == "t":
+            w.rows.clear()
             return
         for key in (block.keys.to_pylist() if block.keys is not None else [None] * len(block)):
             w.rows.pop(key, None)
@@ -327,6 +334,15 @@ class IncrementalSnapshotter:
         self._emit(w, order_key, position or "{}")
         st = replace(st, window=None, window_opened=False, last_key=w.last_key)
         self.window = None
+        self._chunks += 1
+        self._rows += len(w.rows)
+        if w.last_chunk:
+            log.info("incremental snapshot %s: %s done, %d rows in %d chunks", st.correlation_id, w.collection.id,
+                     self._rows, self._chunks)
+            self._chunks = self._rows = 0
+        elif self._chunks % 50 == 0:
+            log.info("incremental snapshot %s: %s: %d rows in %d chunks so far, up to key %s", st.correlation_id,
+                     w.collection.id, self._rows, self._chunks, list(w.last_key or ()))
         self.state = st.next_table() if w.last_chunk else st
         if self.state is not None and not self.state.collections:
             log.info("incremental snapshot %s completed", self.state.correlation_id)

@@ -154,3 +154,17 @@ def test_a_full_snapshot_ends_a_running_incremental_one(pg_db, tmp_path):
     again = pipeline(root, pg_db, **{"snapshot.mode": "always"})
     assert run_capture(again, until_idle=True)["pg"].snapshot_rows == 120 + 4  # items and the signal table
     assert "incremental_snapshot_collections" not in last_offset(root)
+
+
+def test_a_truncate_inside_a_window_drops_the_buffered_chunk(pg_db, tmp_path):
+    """The truncate is streamed between the chunk's watermarks: none of its rows may follow it."""
+    root = str(tmp_path / "lake")
+    cfg = _started(pg_db, root, 30, **{"skipped.operations": "none"})
+    with psycopg.connect(pg_db, autocommit=True) as conn:  # the truncate commits with the close watermark, before it
+        conn.execute("""CREATE FUNCTION trunc_items() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN IF NEW.type = 'snapshot-window-close' THEN TRUNCATE items; END IF; RETURN NEW; END $$""")
+        conn.execute("CREATE TRIGGER t BEFORE INSERT ON dbz_signal FOR EACH ROW EXECUTE FUNCTION trunc_items()")
+    signal(pg_db, "t-1", "execute-snapshot", {"data-collections": ["public.items"]})
+    run_capture(cfg, until_idle=True)
+    ops = [r["op"] for r in bronze(root)]
+    assert ops == ["t"], ops  # nothing the chunk read survives the truncate
