@@ -47,6 +47,7 @@ K_MAXIMUM_KEY = "incremental_snapshot_maximum_key"
 K_CORRELATION_ID = "incremental_snapshot_correlation_id"
 K_WINDOW = "incremental_snapshot_window"
 K_WINDOW_OPENED = "incremental_snapshot_window_opened"
+
 K_PAUSED = "incremental_snapshot_paused"
 K_TABLE_START = POSITION_INCREMENTAL_START
 _C_ID = "incremental_snapshot_collections_id"
@@ -132,10 +133,10 @@ class IncrementalState:
             return None
         collections = tuple(SnapshotCollection(i["schema"], i["table"], i.get(_C_CONDITION), i.get(_C_SURROGATE))
                             for i in items)
-        return cls(str(offset.get(K_CORRELATION_ID) or ""), collections, _key(offset.get(K_PRIMARY_KEY)),
-                   _key(offset.get(K_MAXIMUM_KEY)), offset.get(K_WINDOW) or None,
-                   bool(offset.get(K_WINDOW_OPENED)), bool(offset.get(K_PAUSED)),
-                   None if offset.get(K_TABLE_START) is None else int(offset[K_TABLE_START]))
+        return cls(str(offset.get(K_CORRELATION_ID) or ""), collections, last_key=_key(offset.get(K_PRIMARY_KEY)),
+                   max_key=_key(offset.get(K_MAXIMUM_KEY)), window=offset.get(K_WINDOW) or None,
+                   window_opened=bool(offset.get(K_WINDOW_OPENED)), paused=bool(offset.get(K_PAUSED)),
+                   table_start=None if offset.get(K_TABLE_START) is None else int(offset[K_TABLE_START]))
 
 
 def _key(text: Any) -> tuple[str | None, ...] | None:

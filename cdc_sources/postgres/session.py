@@ -10,6 +10,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from cdc_sources.common.filters import no_table_matches
+from cdc_sources.common.incremental_snapshot import IncrementalSnapshotter
 from cdc_sources.common.incremental_state import IncrementalState
 from cdc_sources.common.signal_options import signal_settings
 from cdc_sources.common.snapshot_plan import StoredState, plan_snapshot
@@ -21,7 +22,7 @@ from cdc_sources.postgres.connection import connect_replication, connect_sql, re
 from cdc_sources.postgres.converters import ConverterSettings
 from cdc_sources.postgres.envelope import SourceInfo, dumps
 from cdc_sources.postgres.errors import OffsetUnavailableError
-from cdc_sources.postgres.incremental import IncrementalSnapshotter
+from cdc_sources.postgres.incremental import PostgresChunkSource
 from cdc_sources.postgres.offset import PostgresOffset
 from cdc_sources.postgres.schema import TableCodec, build_codec
 from cdc_sources.postgres.snapshot_columnar import PostgresColumnarSnapshotReader, SnapshotTable
@@ -192,15 +193,19 @@ class PostgresCaptureSession:
         yield from self._incremental().wrap(self.reader.items(until_idle=until_idle))
 
     def _incremental(self) -> IncrementalSnapshotter:
-        """Signals and incremental snapshots over the stream (`incremental`)."""
+        """Signals and incremental snapshots over the stream (`cdc_sources.common.incremental_snapshot`)."""
         if self.incremental is None:
+            table = self.signals.table
+            source = PostgresChunkSource(
+                conn=self.conn, tables=self.tables, codec_for=self._codec_for_info, source=self.source,
+                signal_table=(table.parts[0], table.parts[1]) if table is not None and len(table.parts) == 2 else None,
+                headers=self.headers)
             self.incremental = IncrementalSnapshotter(
-                conn=self.conn, signals=self.signals, tables=self.tables, codec_for=self._codec_for_info,
-                source=self.source, prefix=self.config.name,
-                chunk_size=int(self.config.opt("incremental.snapshot.chunk.size")),
+                source=source, signals=self.signals, tables=[(t.schema, t.name) for t in self.tables],
+                prefix=self.config.name, chunk_size=int(self.config.opt("incremental.snapshot.chunk.size")),
                 # a snapshot taken by this run read every table anew: an older incremental one is moot
                 state=self.incremental_state if self._consistent_point is None else None,
-                headers=self.headers, read_only=bool(self.config.opt("read.only")))
+                read_only=bool(self.config.opt("read.only")))
         return self.incremental
 
     def _tx_tracker(self) -> TransactionTracker | None:
