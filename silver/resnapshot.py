@@ -135,15 +135,20 @@ def find_resnapshot(spark: SparkSession, ref: BronzeRef, topic: str, increment: 
                     min_seq: int, max_seq: int) -> TableSnapshot | None:
     """The re-snapshot (not the table's first snapshot) that ends in this increment, if any.
 
-    Reads: the increment's ``r`` rows' batches (one aggregate), the offsets table's batch and
-    completion columns, and the bronze table's ``r`` rows of the windows concerned (``op``,
-    ``seq``, ``batch`` only; Delta skips files by ``batch``).
+    Reads: the increment's ``r`` rows' batches and incremental snapshot ids (one aggregate), the
+    offsets table's batch and completion columns, and the bronze table's ``r`` rows of the windows
+    concerned (``op``, ``seq``, ``batch`` only; Delta skips files by ``batch``).
     """
-    incremental = find_incremental_snapshot(spark, ref, topic, increment, min_seq, max_seq)
-    if incremental is not None:
-        return incremental
-    r = (sf.col("op") == "r") & _incremental_id().isNull()  # initial (and when_needed, always) snapshots
-    span = increment.where(r).agg(sf.min("batch").alias("lo"), sf.max("batch").alias("hi")).collect()[0]
+    inc, batch = _incremental_id(), sf.col("batch")  # incremental rows are not in the batch windows
+    last = sf.get_json_object(sf.col("position"), f"$.{POSITION_LAST}") == "true"
+    span = increment.where(sf.col("op") == "r").agg(
+        sf.min(sf.when(inc.isNull(), batch)).alias("lo"), sf.max(sf.when(inc.isNull(), batch)).alias("hi"),
+        sf.collect_set(sf.when(last, inc)).alias("ids")).collect()[0]
+    if span["ids"]:
+        incremental = find_incremental_snapshot(spark, ref, topic, sorted(span["ids"]), min_seq, max_seq)
+        if incremental is not None:
+            return incremental
+    r = (sf.col("op") == "r") & inc.isNull()  # initial (and when_needed, always) snapshots
     if span["lo"] is None:
         return None
     offsets = _offsets(spark, ref, int(span["hi"]))
@@ -171,20 +176,13 @@ def _incremental_id() -> Column:
     return sf.get_json_object(sf.col("position"), f"$.{POSITION_ID}")
 
 
-def find_incremental_snapshot(spark: SparkSession, ref: BronzeRef, topic: str, increment: DataFrame,
+def find_incremental_snapshot(spark: SparkSession, ref: BronzeRef, topic: str, ids: Sequence[str],
                               min_seq: int, max_seq: int) -> TableSnapshot | None:
     """The incremental snapshot of the table that ends in this increment, if any, and not its first snapshot.
 
-    Its rows carry the snapshot's correlation id in their ``position``, and the rows of its last
-    chunk say so (`cdc_sources.common.incremental_state`): S and L are the lowest and highest
-    ``seq`` of the bronze ``r`` rows with that id. Reads the increment's last-chunk rows' ids (one
-    aggregate) and, when there are some, the ``seq`` range of the bronze rows with the id.
+    ``ids``: the correlation ids of the increment's rows of a last chunk (see the module doc).
+    Reads the ``seq`` range of the bronze ``r`` rows of each id, and the first change after its start.
     """
-    last = sf.get_json_object(sf.col("position"), f"$.{POSITION_LAST}") == "true"
-    ids = [row["id"] for row in increment.where((sf.col("op") == "r") & last)
-           .select(_incremental_id().alias("id")).distinct().collect() if row["id"] is not None]
-    if not ids:
-        return None
     bronze = spark.read.format("delta").load(topic_path(ref.root, topic))
     found: TableSnapshot | None = None
     for cid in ids:
