@@ -15,6 +15,7 @@ from typing import NoReturn
 
 from cdc_sources.spi import CdcError, ConfigError, MissingDependencyError
 from pipelines.bundles.command import add_bundle_parser
+from pipelines.signal_command import add_signal_parser
 from pipelines.stream_trigger import TRIGGER_CHOICES
 
 EXIT_OK, EXIT_FAILURE, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -110,6 +111,7 @@ def _parser() -> argparse.ArgumentParser:
     reb = with_config("rebuild", "drop one silver table and its progress, then build it again from bronze")
     reb.add_argument("--table", required=True, help="the silver table to rebuild")
     reb.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    add_signal_parser(sub, common)
     _add_status(with_config("status", "show each source's state, position, bronze tables and silver lag"))
     _add_maintain(with_config("maintain", "compact and vacuum bronze and silver tables, apply bronze retention; "
                                           "safe while capture and silver run"))

@@ -168,6 +168,14 @@ def _decommission(args: argparse.Namespace, say: Say) -> int:
     return 0
 
 
+def _signal(args: argparse.Namespace, say: Say) -> int:
+    from pipelines.signal_command import build_signal, send
+
+    signal = build_signal(args)
+    loaded = load_validated(args.config)
+    return send(signal, args.source, loaded.connectors, say)
+
+
 def _rebuild(args: argparse.Namespace, say: Say) -> int:
     loaded = load_validated(args.config, secrets=False, connectors=False)  # reads bronze only
     require_engine(loaded.config.engine)
@@ -209,7 +217,7 @@ def _bundle(args: argparse.Namespace, say: Say) -> int:
 
 _COMMANDS: dict[str, Callable[[argparse.Namespace, Say], int]] = {
     "validate": _validate, "capture": _capture, "silver": _silver, "run": _run, "status": _status,
-    "demo": _demo, "import-debezium": _import_debezium, "bundle": _bundle, "reset": _reset,
+    "demo": _demo, "import-debezium": _import_debezium, "bundle": _bundle, "reset": _reset, "signal": _signal,
     "decommission": _decommission, "rebuild": _rebuild, "verify": _verify,
     "maintain": _maintain,
 }

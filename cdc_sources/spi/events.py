@@ -20,6 +20,17 @@ exactly-once rules as data, and handed back to `Connector.open` on restart. ``va
 the connector's record JSON, ``position`` the offset at which it applies.
 """
 
+POSITION_INCREMENTAL_ID = "incremental_snapshot_correlation_id"
+"""The key, in the ``position`` of a row an incremental snapshot emitted, of the snapshot's id."""
+POSITION_INCREMENTAL_LAST = "incremental_snapshot_last_chunk"
+"""The key, in the ``position`` of a row an incremental snapshot emitted, true on a table's last chunk
+(silver settles the re-snapshot there)."""
+
+POSITION_INCREMENTAL_START = "incremental_snapshot_table_start_commit"
+"""The key, in the ``position`` of a row an incremental snapshot emitted, of the commit LSN (the
+``lsn_commit`` of the events following it) of the watermark that opened the table's first chunk:
+every event of the table after it belongs to the snapshot's time span."""
+
 HEADER_NEW_KEY = "__debezium.newkey"
 HEADER_OLD_KEY = "__debezium.oldkey"
 
