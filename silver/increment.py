@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as sf
-from pyspark.sql.types import DecimalType, StructField
+from pyspark.sql.types import DecimalType, StringType, StructField
 
 from silver.apply import OP_COL, SEQ_COL, TS_COL, MergeSpec, merge_sql, metadata_fields, truncate_sql
 from silver.cast_types import parse_cast_type
@@ -118,7 +118,7 @@ def _decode_plan(ctx: ApplyContext, decl: SilverTable, scan: IncrementScan) -> D
     history = ctx.schemas(decl.source, scan.schema_ids)
     versions = [v for v in history if v.schema_id in scan.schema_ids] or history[-1:]
     vsd = parse_cast_type(ctx.options.variable_scale_decimal)
-    opts = TypeOptions(vsd) if isinstance(vsd, DecimalType) else TypeOptions()
+    opts = TypeOptions(vsd) if isinstance(vsd, (DecimalType, StringType)) else TypeOptions()
     return DecodePlan.build(
         decl, versions, placeholder=Placeholder(ctx.options.unavailable_value_placeholder), type_options=opts
     )
