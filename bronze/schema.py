@@ -99,11 +99,15 @@ SCHEMAS_SCHEMA = pa.schema(
         pa.field("key_schema", pa.large_string(), nullable=False),
         pa.field("value_schema", pa.large_string(), nullable=False),
         pa.field("registered_at", pa.timestamp("us", tz="UTC"), nullable=False),
+        pa.field("renamed_columns", pa.list_(pa.struct([pa.field("old", pa.string()), pa.field("new", pa.string())])),
+                 nullable=True),
     ]
 )
 """Schema history: the Kafka Connect schemas (JSON, as Debezium's JSON converter writes them
 with ``schemas.enable=true``) of each topic's key and value, so silver can decode logical
-types (``io.debezium.time.MicroTimestamp``, ``org.apache.kafka.connect.data.Decimal``, ...)."""
+types (``io.debezium.time.MicroTimestamp``, ``org.apache.kafka.connect.data.Decimal``, ...).
+``renamed_columns`` lists the value columns the source renamed to reach a version from the one
+before (``{old, new}``); empty for other versions, absent from tables written before it existed."""
 
 
 def bronze_root(root: str) -> str:

@@ -25,6 +25,8 @@ class TopicSchema:
         key: the key struct schema (None for keyless tables).
         row: the row struct (``after``/``before``) of the envelope.
         registered_at: when the capture first used it (orders versions).
+        renamed_columns: (old, new) names of the columns the source renamed to reach this
+            version from the one before.
     """
 
     schema_id: str
@@ -32,6 +34,7 @@ class TopicSchema:
     key: ConnectSchema | None
     row: ConnectSchema
     registered_at: dt.datetime
+    renamed_columns: tuple[tuple[str, str], ...] = ()
 
 
 def load_topic_schemas(spark: SparkSession, root: str, source: str, topic: str) -> list[TopicSchema]:
@@ -42,8 +45,11 @@ def load_topic_schemas(spark: SparkSession, root: str, source: str, topic: str) 
     """
     path = schemas_path(root, source)
     try:
-        rows = (spark.read.format("delta").load(path).where(sf.col("topic") == topic)
-                .select("schema_id", "primary_key", "key_schema", "value_schema", "registered_at").collect())
+        table = spark.read.format("delta").load(path)
+        renames = (sf.col("renamed_columns") if "renamed_columns" in table.columns  # absent in older histories
+                   else sf.lit(None)).alias("renamed_columns")
+        rows = (table.where(sf.col("topic") == topic)
+                .select("schema_id", "primary_key", "key_schema", "value_schema", "registered_at", renames).collect())
     except Exception as exc:  # engines raise different classes for a missing table
         raise SchemaHistoryError(
             f"cannot read the schema history of source {source!r} at {path}: "
@@ -57,6 +63,7 @@ def load_topic_schemas(spark: SparkSession, root: str, source: str, topic: str) 
             continue
         seen.add(r["schema_id"])
         key = None if r["key_schema"] in (None, "", "null") else parse_connect_schema(r["key_schema"])
+        renamed = tuple((str(x["old"]), str(x["new"])) for x in r["renamed_columns"] or ())
         out.append(TopicSchema(r["schema_id"], tuple(r["primary_key"] or ()), key,
-                               envelope_row(parse_connect_schema(r["value_schema"])), r["registered_at"]))
+                               envelope_row(parse_connect_schema(r["value_schema"])), r["registered_at"], renamed))
     return out

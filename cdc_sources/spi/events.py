@@ -46,6 +46,9 @@ class SchemaVersion:
         value_schema: the Kafka Connect schema of the value (the envelope), as JSON text.
         table: the source table (``schema.table`` or ``db.table``), ``""`` for non-table topics.
         primary_key: the key columns of the source table, in key order.
+        renamed_columns: (old, new) names of the value columns the source renamed to reach
+            this version from the one before (MySQL/MariaDB: the DDL; PostgreSQL: the catalog's
+            column numbers). Not part of ``schema_id``. Silver renames its columns by it.
     """
 
     topic: str
@@ -54,6 +57,7 @@ class SchemaVersion:
     value_schema: str
     table: str
     primary_key: tuple[str, ...]
+    renamed_columns: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(slots=True)
