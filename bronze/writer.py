@@ -405,10 +405,11 @@ class BronzeWriter:
                 "value_schema": [s.value_schema for s in rows],
                 "registered_at": [now] * len(rows),
                 "renamed_columns": [[{"old": o, "new": n} for o, n in s.renamed_columns] for s in rows],
+                "column_ids": [list(s.column_ids) for s in rows],
             },
             schema=SCHEMAS_SCHEMA,
         )
-        # merge: a schema history written before ``renamed_columns`` existed gains the column
+        # merge: a schema history written before ``renamed_columns``/``column_ids`` existed gains them
         _append_retrying(lambda: write_deltalake(schemas_path(self.root, self.source), table, mode="append",
                                                  schema_mode="merge", storage_options=self.storage_options), None)
         known.update(unique)

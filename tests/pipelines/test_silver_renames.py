@@ -9,6 +9,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+import psycopg
 import pymysql
 import pytest
 
@@ -57,6 +58,7 @@ def _mariadb(db: dict[str, Any], *statements: str) -> None:
         conn.close()
 
 
+@pytest.mark.mariadb
 def test_mariadb_renamed_columns_keep_their_values_in_silver(mariadb_db, tmp_path, spark):
     root = str(tmp_path / "lake")
     _mariadb(mariadb_db, "CREATE TABLE p (id INT PRIMARY KEY, price DECIMAL(10,2), name VARCHAR(20))",
@@ -80,5 +82,45 @@ def test_mariadb_renamed_columns_keep_their_values_in_silver(mariadb_db, tmp_pat
     _run_silver(spark, cfg, root, SOURCE)
     cols, rows = _silver(spark, root, "p")
     assert (cols, rows) == _mariadb_source(mariadb_db)
+    assert cols == ["id", "cost", "name"]
+    assert (40, Decimal("40.25"), "n40") in rows  # never updated since the renames
+
+
+def _pg_source(dsn: str) -> tuple[list[str], set[tuple[Any, ...]]]:
+    with psycopg.connect(dsn) as conn:
+        cur = conn.execute("SELECT * FROM p")
+        return [d.name for d in cur.description or ()], {tuple(r) for r in cur.fetchall()}
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("engine", ["sail"], indirect=True)
+def test_postgres_renamed_columns_keep_their_values_in_silver(pg_db, tmp_path, spark):
+    root = str(tmp_path / "lake")
+    with psycopg.connect(pg_db, autocommit=True) as conn:
+        conn.execute("CREATE TABLE p (id int PRIMARY KEY, price numeric(10,2), name text)")
+        conn.execute("INSERT INTO p SELECT g, g + 0.25, 'n' || g FROM generate_series(1, 40) g")
+    parts = dict(x.split("=", 1) for x in pg_db.split())
+    cfg = parse_pipeline(
+        f"pipeline: t\nlakehouse: {{root: \"{root}\"}}\nsources:\n  - name: pg\n    connector: postgres\n"
+        f"    connection: {{host: 127.0.0.1, port: {parts['port']}, database: {parts['dbname']}, user: postgres}}\n"
+        f"    options: {{slot.name: s_{tmp_path.name[-20:]}}}\n"
+        "silver:\n  - {table: p, source: pg.public.p}\n", env={})
+    run_capture(cfg, until_idle=True)
+    _run_silver(spark, cfg, root, "pg")
+    with psycopg.connect(pg_db, autocommit=True) as conn:  # one increment from before and after the rename
+        conn.execute("UPDATE p SET price = 99.5 WHERE id = 1")
+        conn.execute("ALTER TABLE p RENAME COLUMN price TO unit_price")
+        conn.execute("UPDATE p SET name = 'changed' WHERE id = 2")
+        conn.execute("INSERT INTO p VALUES (41, 41.5, 'new')")
+    run_capture(cfg, until_idle=True)
+    assert "renamed column price to unit_price" in _run_silver(spark, cfg, root, "pg")
+    assert _silver(spark, root, "p") == _pg_source(pg_db)
+    with psycopg.connect(pg_db, autocommit=True) as conn:
+        conn.execute("ALTER TABLE p RENAME COLUMN unit_price TO cost")
+        conn.execute("UPDATE p SET cost = 7 WHERE id = 3")
+    run_capture(cfg, until_idle=True)
+    _run_silver(spark, cfg, root, "pg")
+    cols, rows = _silver(spark, root, "p")
+    assert (cols, rows) == _pg_source(pg_db)
     assert cols == ["id", "cost", "name"]
     assert (40, Decimal("40.25"), "n40") in rows  # never updated since the renames

@@ -7,7 +7,7 @@ import datetime as dt
 from silver.connect_schema import ConnectField, ConnectSchema
 from silver.declarations import SilverTable
 from silver.renames import current_names, silver_renames
-from silver.schema_history import TopicSchema
+from silver.schema_history import TopicSchema, renames_by_id
 
 TOPIC = "shop.public.p"
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
@@ -43,3 +43,16 @@ def test_silver_renames_apply_once_and_follow_the_declaration():
     assert silver_renames(renamed, history, ["id", "price_eur"]) == [("price_eur", "cost_eur")]
     excluded = SilverTable(table="p", source=TOPIC, exclude_columns=["cost"])
     assert silver_renames(excluded, history, ["id", "price"]) == []
+
+
+def test_postgres_renames_are_found_from_column_ids():
+    before = version("v1", "id", "price", "name")
+    before = TopicSchema("v1", ("id",), None, before.row, T0, (), (1, 2, 3))
+    after = version("v2", "id", "unit_price", "name", "price")
+    renamed = TopicSchema("v2", ("id",), None, version("v2", "id", "unit_price", "name").row, T0, (), (1, 2, 3))
+    readded = TopicSchema("v2", ("id",), None, after.row, T0, (), (1, 2, 3, 4))  # price re-added as attnum 4
+    dropped = TopicSchema("v2", ("id",), None, version("v2", "id", "name", "price").row, T0, (), (1, 3, 4))
+    assert renames_by_id(before, renamed) == (("price", "unit_price"),)
+    assert renames_by_id(before, readded) == (("price", "unit_price"),)  # and a new column took the old name
+    assert renames_by_id(before, dropped) == ()  # dropped and re-added: another column
+    assert renames_by_id(version("v1", "id", "price"), renamed) == ()  # no ids recorded (older history)
