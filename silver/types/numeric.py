@@ -43,12 +43,19 @@ def _chunks_for(precision: int | None) -> int:
     return 3
 
 
+def _hex_of_base64(b64: Column) -> Column:
+    """The hex digits of base64 text; null when it is not base64. Only well-formed base64
+    reaches ``try_to_binary``: Sail's returns null for a whole batch when one row is malformed."""
+    valid = b64.rlike(r"^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$")
+    return sf.hex(sf.try_to_binary(sf.when(valid, b64), sf.lit("base64")))
+
+
 def unscaled(b64: Column, chunks: int) -> Column:
     """The signed unscaled integer of base64 big-endian two's-complement bytes, DECIMAL(38,0).
 
     Null if the text is not base64 or holds more bytes than ``chunks`` can carry.
     """
-    hx = sf.hex(sf.try_to_binary(b64, sf.lit("base64")))
+    hx = _hex_of_base64(b64)
     width = chunks * _CHUNK_HEX
     negative = sf.substring(hx, 1, 1).isin("8", "9", "A", "B", "C", "D", "E", "F")
     padded = sf.when(negative, sf.lpad(hx, width, "F")).otherwise(sf.lpad(hx, width, "0"))
@@ -62,7 +69,7 @@ def unscaled(b64: Column, chunks: int) -> Column:
     return sf.when(fits, value)
 
 
-_LIMB = 1_000_000_000  # base of the limbs `digits_text` folds bytes into (limb * 256 + 255 < 2^63)
+_LIMB = 1_000_000_000  # base of the limbs `long_digits_text` folds bytes into (limb * 256 + 255 < 2^63)
 
 
 def _fold(limbs: Column, carry: Column, multiplier: int) -> Column:
@@ -83,17 +90,28 @@ def _fold(limbs: Column, carry: Column, multiplier: int) -> Column:
     return sf.aggregate(limbs, sf.struct(empty.alias("out"), nullable(carry).alias("carry")), step, finish)
 
 
+_SHORT_B64 = 20  # base64 characters of at most 15 bytes: below 2^119 < 10^36, exact as DECIMAL(38,0)
+
+
 def digits_text(b64: Column) -> Column:
     """The signed unscaled integer of base64 big-endian two's-complement bytes as decimal text,
     exact at any length (e.g. ``AQID`` -> ``66051``, ``/w==`` -> ``-1``); null if not base64.
 
+    Values of up to 15 bytes take `unscaled` (fast); longer ones the limb fold (`long_digits_text`,
+    many times slower per value).
+    """
+    short = sf.length(b64) <= _SHORT_B64
+    # the long path sees null for short values (Sail evaluates both branches on every row)
+    return sf.when(short, unscaled(b64, 3).cast(StringType())).otherwise(long_digits_text(sf.when(~short, b64)))
+
+
+def long_digits_text(b64: Column) -> Column:
+    """`digits_text` by folding the bytes into base-10^9 limbs: exact at any length.
+
     A negative value is ``-(unsigned(~bytes) + 1)``: its bytes are complemented, folded, and 1
     added, so only non-negative limb arithmetic is needed.
     """
-    # only well-formed base64 reaches try_to_binary: Sail's returns null for a whole batch
-    # when one of its rows is not base64
-    valid = b64.rlike(r"^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$")
-    given = sf.hex(sf.try_to_binary(sf.when(valid, b64), sf.lit("base64")))
+    given = _hex_of_base64(b64)
     # never fold a null array: Sail's ``aggregate`` then returns null for every row of the batch
     hx = sf.when(sf.length(given) > 0, given).otherwise(sf.lit("00"))
     negative = sf.substring(hx, 1, 1).isin("8", "9", "A", "B", "C", "D", "E", "F")

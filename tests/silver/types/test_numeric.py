@@ -91,3 +91,12 @@ def test_decimal_without_precision_that_overflows_38_digits_is_a_mismatch(spark)
     money = {"type": "bytes", "optional": True, "name": "org.apache.kafka.connect.data.Decimal",
              "parameters": {"scale": "2"}}
     assert _decode(spark, money, [_b64(12345), _b64(10**45)]) == [(Decimal("123.45"), False), (None, True)]
+
+
+def test_one_malformed_decimal_does_not_null_its_batch(spark):
+    """Sail's ``try_to_binary`` returned null for every row of a batch holding one malformed base64
+    value: every decimal of the batch was then quarantined."""
+    fixed = {"type": "bytes", "optional": True, "name": "org.apache.kafka.connect.data.Decimal",
+             "parameters": {"scale": "2", "connect.decimal.precision": "10"}}
+    assert _decode(spark, fixed, [_b64(12345), "not base64!", _b64(-1)]) == [
+        (Decimal("123.45"), False), (None, True), (Decimal("-0.01"), False)]
