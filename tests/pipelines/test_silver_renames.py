@@ -59,6 +59,7 @@ def _mariadb(db: dict[str, Any], *statements: str) -> None:
 
 
 @pytest.mark.mariadb
+@pytest.mark.parametrize("engine", ["sail"], indirect=True)
 def test_mariadb_renamed_columns_keep_their_values_in_silver(mariadb_db, tmp_path, spark):
     root = str(tmp_path / "lake")
     _mariadb(mariadb_db, "CREATE TABLE p (id INT PRIMARY KEY, price DECIMAL(10,2), name VARCHAR(20))",
