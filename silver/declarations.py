@@ -310,7 +310,8 @@ class SilverOptions(_Strict):
             (unchanged TOAST values); ``hex:``-prefixed values are bytes, as in Debezium.
         max_bronze_rows_per_run: cap on bronze rows one table reads per pass (None: no cap).
         variable_scale_decimal: the Spark type for ``VariableScaleDecimal`` (NUMERIC without
-            precision); values are rounded to its scale.
+            precision): ``string`` (the exact value as text) or ``decimal(p,s)``, where a value
+            that does not fit exactly is quarantined (never rounded).
         storage_options: object-store options for reading Delta metadata with delta-rs.
     """
 
@@ -320,12 +321,15 @@ class SilverOptions(_Strict):
     state_location: str | None = None
     unavailable_value_placeholder: str = Field("__debezium_unavailable_value", min_length=1)
     max_bronze_rows_per_run: int | None = Field(None, ge=1000)
-    variable_scale_decimal: str = "decimal(38,18)"
+    variable_scale_decimal: str = "string"
     storage_options: dict[str, str] = {}
 
     @field_validator("variable_scale_decimal")
     @classmethod
     def _decimal_type(cls, value: str) -> str:
+        if value.strip().lower() == "string":
+            return "string"
         if not DECIMAL_CAST.match(value.strip().lower()) or not is_supported_cast(value):
-            raise ValueError(f"{value!r} is not a decimal type; write decimal(p,s) with p <= 38")
+            raise ValueError(f"{value!r} is neither 'string' nor a decimal type; write 'string' or decimal(p,s) "
+                             "with p <= 38")
         return value.strip().lower()

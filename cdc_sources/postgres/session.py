@@ -240,8 +240,12 @@ class PostgresCaptureSession:
             columns.append(PgColumn(rc.name, types[rc.type_oid], rc.typmod,
                                     known.nullable if known else True, known.default if known else None, i + 1))
         pk = info.primary_key if info else tuple(c.name for c in rel.columns if c.flags & 1)
+        # attnums from the catalog as it is now (a Relation message has none): a column renamed
+        # again or dropped since this message has no id here, and is then not followed by silver
+        ids = {rc.name: by_name[rc.name].position for rc in rel.columns if rc.name in by_name}
         return build_codec(prefix=self.config.name, schema=rel.namespace, table=rel.name, columns=columns,
-                           primary_key=pk, settings=self.settings, policy=self.policy, origin="stream")
+                           primary_key=pk, settings=self.settings, policy=self.policy, origin="stream",
+                           column_ids=ids)
 
     def _current_wal_lsn(self) -> int:
         # the insert position: with synchronous_commit=off the write position can lag commits

@@ -57,6 +57,12 @@ class SchemaVersion:
         value_schema: the Kafka Connect schema of the value (the envelope), as JSON text.
         table: the source table (``schema.table`` or ``db.table``), ``""`` for non-table topics.
         primary_key: the key columns of the source table, in key order.
+        renamed_columns: (old, new) names of the value columns the source renamed to reach
+            this version from the one before (MySQL/MariaDB: from the DDL). Not part of
+            ``schema_id``. Silver renames its columns by it.
+        column_ids: the source's stable identity of each value column, in field order
+            (PostgreSQL: ``pg_attribute.attnum``; 0 where unknown), or empty. A column with the
+            same id under another name in the next version was renamed. Not part of ``schema_id``.
     """
 
     topic: str
@@ -65,6 +71,8 @@ class SchemaVersion:
     value_schema: str
     table: str
     primary_key: tuple[str, ...]
+    renamed_columns: tuple[tuple[str, str], ...] = ()
+    column_ids: tuple[int, ...] = ()
 
 
 @dataclass(slots=True)
