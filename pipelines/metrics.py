@@ -245,8 +245,10 @@ def health(metrics: CaptureMetrics) -> tuple[bool, dict[str, Any]]:
 
 
 @contextmanager
-def serving(metrics: CaptureMetrics, port: int, say: Callable[[str], None]) -> Iterator[MetricsServer | None]:
-    """Serve ``metrics`` on ``port`` while the block runs (0: not at all).
+def serving(metrics: CaptureMetrics, port: int, say: Callable[[str], None],
+            host: str = "") -> Iterator[MetricsServer | None]:
+    """Serve ``metrics`` on ``port`` while the block runs (0: not at all), on ``host``'s address
+    ("": every interface, as Prometheus exporters do; ``127.0.0.1``: this machine only).
 
     Raises:
         CdcError: the port cannot be bound.
@@ -257,11 +259,13 @@ def serving(metrics: CaptureMetrics, port: int, say: Callable[[str], None]) -> I
     from pipelines.metrics_http import MetricsServer  # here: every capture would pay prometheus_client's import
 
     try:
-        server = MetricsServer(metrics, port)
+        server = MetricsServer(metrics, port, host)
     except OSError as exc:
-        raise SourceError(f"cannot serve metrics on port {port}: {exc.strerror or exc}") from None
+        where = f"{host}:{port}" if host else f"port {port}"
+        raise SourceError(f"cannot serve metrics on {where}: {exc.strerror or exc}") from None
     server.start()
-    say(f"metrics: http://localhost:{server.port}/metrics, health: http://localhost:{server.port}/health")
+    shown = host or "localhost"
+    say(f"metrics: http://{shown}:{server.port}/metrics, health: http://{shown}:{server.port}/health")
     try:
         yield server
     finally:

@@ -16,6 +16,7 @@ import sys
 from cdc_sources.common.options import OptionSet, OptionSpec
 from cdc_sources.mysql.options import MARIADB_OPTIONS, MYSQL_OPTIONS
 from cdc_sources.postgres.options import POSTGRES_OPTIONS
+from cdc_sources.sqlserver.options import SQLSERVER_OPTIONS
 
 __all__ = ["render"]
 
@@ -89,7 +90,11 @@ def render() -> str:
              "The same options for both; where MariaDB's default or values differ, they follow in "
              "parentheses.\n",
              *_table(MYSQL_OPTIONS, MARIADB_OPTIONS, "MariaDB"),
-             "\nOption families (any name matching the pattern):\n", *_families(MYSQL_OPTIONS)]
+             "\nOption families (any name matching the pattern):\n", *_families(MYSQL_OPTIONS),
+             "\n## SQL Server (`connector: sqlserver`)\n",
+             "Validated only so far: the connector cannot capture yet ([sqlserver.md](sqlserver.md)).\n",
+             *_table(SQLSERVER_OPTIONS),
+             "\nOption families (any name matching the pattern):\n", *_families(SQLSERVER_OPTIONS)]
     return "\n".join(parts) + "\n"
 
 

@@ -38,7 +38,21 @@ def _binlog(flavor: Literal["mysql", "mariadb"]) -> Builder:
     return build
 
 
-CONNECTORS: dict[str, Builder] = {"postgres": _postgres, "mysql": _binlog("mysql"), "mariadb": _binlog("mariadb")}
+def _sqlserver(spec: SourceSpec, path: str) -> tuple[Connector | None, list[ConfigProblem]]:
+    """Options only: the SQL Server connector cannot capture yet (`VALIDATE_ONLY`)."""
+    from cdc_sources.sqlserver.config import build_sqlserver_config
+
+    conn: dict[str, Any] = spec.connection.model_dump(exclude_none=True)
+    _, problems = build_sqlserver_config(name=spec.name, connection=conn, options=spec.options, path=path)
+    return None, problems
+
+
+CONNECTORS: dict[str, Builder] = {"postgres": _postgres, "mysql": _binlog("mysql"), "mariadb": _binlog("mariadb"),
+                                  "sqlserver": _sqlserver}
+
+VALIDATE_ONLY = frozenset({"sqlserver"})
+"""Connectors whose configuration is validated but that cannot capture yet (their builder
+returns no connector): ``capture`` refuses them by name."""
 
 
 def build_connector(spec: SourceSpec, path: str) -> tuple[Connector | None, list[ConfigProblem]]:
@@ -47,6 +61,8 @@ def build_connector(spec: SourceSpec, path: str) -> tuple[Connector | None, list
     Raises:
         MissingDependencyError: the connector's driver is not installed (names the extra).
     """
+    if spec.connector == "oracle":
+        return None, _oracle_problems(spec, path)
     builder = CONNECTORS.get(spec.connector)
     if builder is None:
         return None, [ConfigProblem(f"{path}.connector",
@@ -63,6 +79,16 @@ def build_connector(spec: SourceSpec, path: str) -> tuple[Connector | None, list
         raise missing from exc
 
 
+def _oracle_problems(spec: SourceSpec, path: str) -> list[ConfigProblem]:
+    """Oracle's options are checked (every problem, with its key path), then the source is
+    refused: the connector's core exists (docs/oracle.md), its capture does not yet."""
+    from cdc_sources.oracle.options import parse_oracle_options
+
+    _, problems = parse_oracle_options(spec.options, path=f"{path}.options")
+    return problems or [ConfigProblem(f"{path}.connector", "capture from Oracle is not available yet (the options "
+                                                           "are valid); see docs/oracle.md")]
+
+
 RetentionProbe = Callable[[dict[str, Any]], Retention]
 
 
@@ -74,6 +100,9 @@ def retention_probe(spec: SourceSpec, path: str) -> RetentionProbe:
         ConfigError: the source's options are invalid.
         MissingDependencyError: the connector's driver is not installed (names the extra).
     """
+    if spec.connector in VALIDATE_ONLY:
+        raise ConfigError([ConfigProblem(f"{path}.connector", f"the {spec.connector!r} connector cannot capture "
+                                                              "yet: it keeps no log to measure")])
     extra, drivers = CONNECTOR_DRIVERS[spec.connector]
     require(drivers, extra)
     conn: dict[str, Any] = spec.connection.model_dump(exclude_none=True)

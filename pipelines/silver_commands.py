@@ -52,7 +52,8 @@ def silver_summary(result: SilverRunResult) -> list[str]:
     last = {t.table: t for t in result.tables}
     return [f"silver {t.table} FAILED: {t.error}" if t.status == "failed" else
             f"silver {t.table}: {t.status}, {t.events} events read, {t.upserts} upserts, {t.deletes} deletes"
-            + (f", {t.quarantined} quarantined" if t.quarantined else "") for t in last.values()]
+            + (f", {t.quarantined} quarantined" if t.quarantined else "")
+            + "".join(f"; {note}" for note in t.expectations_failed) for t in last.values()]
 
 
 def run_continuously(config: PipelineConfig, *, progress: Progress | None = None,

@@ -31,6 +31,7 @@ from silver.declarations import SilverOptions, SilverTable
 from silver.delta_io import is_missing_table_error
 from silver.increment import apply_increment
 from silver.progress import Progress, ProgressStore
+from silver.quality import quality_notes
 from silver.resnapshot import BronzeRef
 from silver.schema_cache import SchemaCache
 from silver.schema_history import load_topic_schemas
@@ -58,6 +59,7 @@ class TableRunResult:
         error: why the table failed.
         resnapshot_seq: the increment ended a re-snapshot that began at this ``seq``: rows last
             changed before it (not in the snapshot) were removed, flagged or closed.
+        expectations_failed: the expectations (``warn``, ``quarantine``) the increment broke, in words.
     """
 
     table: str
@@ -76,6 +78,7 @@ class TableRunResult:
     error: str | None = None
     seconds: float = 0.0
     resnapshot_seq: int | None = None
+    expectations_failed: tuple[str, ...] = ()
 
 
 LOOP_PASSES_KEPT = 100
@@ -266,7 +269,8 @@ class _Runner:
         return TableRunResult(decl.table, decl.source, "applied", res.events, res.upserts, res.deletes,
                               res.quarantined, res.truncates, rng.after_seq, rng.upto_seq, rng.files_read,
                               rng.files_total, tuple(res.schema_changes),
-                              resnapshot_seq=None if res.resnapshot is None else res.resnapshot.first_seq)
+                              resnapshot_seq=None if res.resnapshot is None else res.resnapshot.first_seq,
+                              expectations_failed=quality_notes(res.quality))
 
 
 def _with_seconds(res: TableRunResult, seconds: float) -> TableRunResult:
@@ -282,6 +286,7 @@ def _describe(res: TableRunResult) -> str:
     extra = f", {res.quarantined} quarantined" if res.quarantined else ""
     extra += f", {res.truncates} truncate(s)" if res.truncates else ""
     extra += "".join(f"; {c}" for c in res.schema_changes)
+    extra += "".join(f"; {note}" for note in res.expectations_failed)
     if res.resnapshot_seq is not None:
         extra += f"; re-snapshot from seq {res.resnapshot_seq}: rows not in it removed"
     return (f"silver {res.table}: {res.events} events (seq {res.seq_from}..{res.seq_to}{files}) -> "

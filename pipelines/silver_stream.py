@@ -32,6 +32,7 @@ from bronze.schema import topic_path
 from cdc_sources.spi import ConfigError, ConfigProblem
 from pipelines.engine import EngineSpec, create_session, stop_session
 from pipelines.silver_runner import source_of_topic
+from pipelines.stream_trigger import TRIGGER_CHOICES
 from silver.consistency import committed_cut
 from silver.declarations import SilverOptions, SilverTable
 from silver.delta_io import read_delta_or_none
@@ -44,8 +45,6 @@ log = logging.getLogger(__name__)
 
 Trigger = Literal["available_now", "processing_time"]
 
-TRIGGER_CHOICES = ("available-now", "processing-time")
-"""The ``--trigger`` values of the command lines (``cdc-lakehouse silver``, ``jobs/silver_job.py``)."""
 
 
 def stream_trigger(given: str | None, *, once: bool) -> Trigger:

@@ -29,6 +29,7 @@ from pipelines.capture_status import CaptureStatus, read_status
 from pipelines.config import PipelineConfig, SourceSpec
 from pipelines.metrics import CaptureState
 from pipelines.positions import source_position
+from pipelines.quality_status import QualityRun, last_quality_runs, quality_line
 from pipelines.sizes import format_size
 
 log = logging.getLogger(__name__)
@@ -124,6 +125,7 @@ class PipelineStatus:
     at: dt.datetime
     sources: tuple[SourceStatus, ...]
     silver: tuple[SilverLag, ...]
+    quality: tuple[QualityRun, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = _jsonable(asdict(self))
@@ -149,7 +151,9 @@ def pipeline_status(config: PipelineConfig, *, source_lag: bool = False,
                     for i, spec in enumerate(config.sources))
     state = (config.silver_options.state_location or f"{root.rstrip('/')}/silver/_cdc").rstrip("/")
     silver = tuple(_silver_lag(root, state, t.table, t.source, now, storage) for t in config.silver)
-    return PipelineStatus(root, now, sources, silver)
+    checked = [t.table for t in config.silver if t.expectations]
+    quality = last_quality_runs(state, checked, storage) if checked else ()
+    return PipelineStatus(root, now, sources, silver, quality)
 
 
 def _source_status(config: PipelineConfig, index: int, spec: SourceSpec, now: dt.datetime, source_lag: bool,
@@ -347,4 +351,8 @@ def render(status: PipelineStatus) -> list[str]:
                 for g in status.silver]
         out.extend(_grid(["silver table", "bronze topic", "applied seq", "bronze seq", "events behind",
                           "behind"], rows))
+    if status.quality:
+        out.append("")
+        out.extend(_grid(["quality of table", "last checked", "expectations"],
+                         [[q.table, _when(q.checked_at, now), quality_line(q)] for q in status.quality]))
     return out

@@ -21,12 +21,12 @@ fi
 mkdir -p logs
 classic_log=logs/pytest-classic-spark.log
 echo "== pytest, classic Spark + Delta half, in the background (log: $classic_log)"
-.venv/bin/pytest --engines=spark --engine-tests-only > "$classic_log" 2>&1 &
+.venv/bin/pytest --engines=spark --engine-tests-only --durations=20 > "$classic_log" 2>&1 &
 classic_pid=$!
 trap 'kill "$classic_pid" 2>/dev/null || true' EXIT
 echo "== pytest, everything else, silver on Sail"
 set +e
-.venv/bin/pytest --engines=sail -m "not classic_spark"
+.venv/bin/pytest --engines=sail -m "not classic_spark" --durations=20
 sail_rc=$?
 wait "$classic_pid"
 classic_rc=$?

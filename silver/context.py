@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Set
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as sf
@@ -13,6 +14,9 @@ from silver.declarations import SilverOptions, SilverTable
 from silver.decode import KIND, OP, REASON, UNAVAILABLE
 from silver.resnapshot import BronzeRef, TableSnapshot
 from silver.schema_history import TopicSchema
+
+if TYPE_CHECKING:
+    from silver.quality import GateReport
 
 __all__ = ["ApplyContext", "ApplyResult", "ChangeCounts", "count_changes", "stage", "view_name"]
 
@@ -54,6 +58,7 @@ class ApplyResult:
     schema_changes: list[str] = field(default_factory=list)
     max_seq: int | None = None
     resnapshot: TableSnapshot | None = None
+    quality: GateReport | None = None
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from silver.expectations import Expectation
+
 __all__ = [
     "METADATA_PREFIX",
     "QuarantineOptions",
@@ -131,6 +133,8 @@ class SilverTable(_Strict):
         location: path or URI of the table (default ``<root>/silver/<table>``).
         catalog_table: a catalog name (``catalog.schema.table``) to address the table by; with
             ``location`` it is an external table at that location.
+        expectations: data-quality expectations checked on every increment before it is applied
+            (`silver.expectations`; ``history: scd1`` only).
     """
 
     table: str = Field(pattern=_TABLE_NAME)
@@ -151,6 +155,7 @@ class SilverTable(_Strict):
     change_data_feed: bool = False
     location: str | None = None
     catalog_table: str | None = None
+    expectations: list[Expectation] = []
 
     @field_validator("source")
     @classmethod
@@ -206,6 +211,7 @@ class SilverTable(_Strict):
             problems.append(("deletes", "soft does not apply to history: scd2 (a delete closes the version)"))
         if self.partition_by and self.cluster_by:
             problems.append(("cluster_by", "use either partition_by or cluster_by, not both"))
+        problems += self._expectation_problems()
         if problems:
             raise ValueError("\n".join(f"{key}: {message}" for key, message in problems))
         return self
@@ -226,6 +232,17 @@ class SilverTable(_Strict):
         problems += [("partition_by", f"partition column {c!r} is excluded")
                      for c in self.partition_by if c in self.exclude_columns]
         return problems
+
+    def _expectation_problems(self) -> list[tuple[str, str]]:
+        if not self.expectations:
+            return []
+        if self.history == "scd2":
+            return [("expectations", "expectations are checked on history: scd1 tables only")]
+        labels = [e.label for e in self.expectations]
+        repeated = sorted({n for n in labels if labels.count(n) > 1})
+        if repeated:
+            return [("expectations", f"expectation names must differ within a table (give each a name): {repeated}")]
+        return []
 
     def _name_problems(self) -> list[tuple[str, str]]:
         problems = []
@@ -293,7 +310,8 @@ class SilverOptions(_Strict):
             (unchanged TOAST values); ``hex:``-prefixed values are bytes, as in Debezium.
         max_bronze_rows_per_run: cap on bronze rows one table reads per pass (None: no cap).
         variable_scale_decimal: the Spark type for ``VariableScaleDecimal`` (NUMERIC without
-            precision); values are rounded to its scale.
+            precision): ``string`` (the exact value as text) or ``decimal(p,s)``, where a value
+            that does not fit exactly is quarantined (never rounded).
         storage_options: object-store options for reading Delta metadata with delta-rs.
     """
 
@@ -303,12 +321,15 @@ class SilverOptions(_Strict):
     state_location: str | None = None
     unavailable_value_placeholder: str = Field("__debezium_unavailable_value", min_length=1)
     max_bronze_rows_per_run: int | None = Field(None, ge=1000)
-    variable_scale_decimal: str = "decimal(38,18)"
+    variable_scale_decimal: str = "string"
     storage_options: dict[str, str] = {}
 
     @field_validator("variable_scale_decimal")
     @classmethod
     def _decimal_type(cls, value: str) -> str:
+        if value.strip().lower() == "string":
+            return "string"
         if not DECIMAL_CAST.match(value.strip().lower()) or not is_supported_cast(value):
-            raise ValueError(f"{value!r} is not a decimal type; write decimal(p,s) with p <= 38")
+            raise ValueError(f"{value!r} is neither 'string' nor a decimal type; write 'string' or decimal(p,s) "
+                             "with p <= 38")
         return value.strip().lower()

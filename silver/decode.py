@@ -20,7 +20,7 @@ envelope's JSON text with ``get_json_object`` (see `silver.types.Codec.exact`): 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -58,6 +58,8 @@ class ColumnPlan:
         groups: (schema ids, codec) pairs; one pair when every version decodes alike.
         cast: the declared cast, if any.
         is_key: whether it is a key column.
+        former: (schema ids, field name) for versions where the column had another name (the
+            source renamed it since; see `silver.renames`).
     """
 
     source: str
@@ -67,6 +69,7 @@ class ColumnPlan:
     groups: tuple[tuple[tuple[str, ...], Codec], ...]
     cast: str | None
     is_key: bool
+    former: tuple[tuple[tuple[str, ...], str], ...] = ()
 
     def _per_group(self, raw: Column, schema_id: Column,
                    fn: Callable[[Codec, Column], Column | None], *, exact: bool = False) -> Column | None:
@@ -192,8 +195,12 @@ class DecodePlan:
 
     @staticmethod
     def build(table: SilverTable, versions: Sequence[TopicSchema], *, placeholder: Placeholder,
-              type_options: TypeOptions | None = None) -> DecodePlan:
+              type_options: TypeOptions | None = None,
+              renamed: Mapping[str, Mapping[str, str]] | None = None) -> DecodePlan:
         """Plan the decoding of rows written with ``versions`` (oldest first).
+
+        ``renamed``: per schema id, the newest name of its columns the source renamed since
+        (`silver.renames.current_names`); their values decode into the column's newest name.
 
         Raises:
             KeyResolutionError: no key columns, or versions disagree on the primary key.
@@ -204,7 +211,7 @@ class DecodePlan:
                 f"silver table {table.table!r}: the schema history has no schema for {table.source}; "
                 "has the capture written it (bronze/_cdc/<source>/schemas)?", table=table.table)
         keys, is_pk = _resolve_keys(table, versions)
-        columns = _plan_columns(table, versions, keys, type_options or TypeOptions())
+        columns = _plan_columns(table, versions, keys, type_options or TypeOptions(), renamed or {})
         key_schemas = {v.key for v in versions}
         return DecodePlan(table, columns, keys, is_pk, is_pk and len(key_schemas) == 1,
                           tuple(v.schema_id for v in versions), placeholder)
@@ -219,7 +226,14 @@ class DecodePlan:
         """The ``from_json`` schema of ``value``; with ``reread``, ``after`` leaves out the
         `ColumnPlan.text_only` columns (read from the text instead)."""
         parsed = [c for c in self.columns if not (reread and c.text_only)] or self.columns
-        row = StructType([StructField(c.source, c.raw_type) for c in parsed])
+        fields_ = [StructField(c.source, c.raw_type) for c in parsed]
+        named = {f.name for f in fields_}
+        for c in self.columns:  # a renamed column's former names, for rows written before the rename
+            for _, name in c.former:
+                if name not in named:
+                    named.add(name)
+                    fields_.append(StructField(name, c.raw_type))
+        row = StructType(fields_)
         fields = [StructField("after", row)]
         if not self.keys_are_primary_key:
             fields.append(StructField("before", StructType(
@@ -270,8 +284,16 @@ class DecodePlan:
         def exact(raw: Column, text: Column | None) -> Column:
             return c.exact(raw, text) if reread else raw
 
-        text = json_member(sf.col("__b_value"), "after", c.source)
-        after = text if reread and c.text_only and text is not None else exact(sf.col("__env")["after"][c.source], text)
+        def field(name: str) -> Column:
+            text = json_member(sf.col("__b_value"), "after", name)
+            return text if reread and c.text_only and text is not None else exact(sf.col("__env")["after"][name], text)
+
+        after = field(c.source)
+        if c.former:  # rows written before a rename carry the column under its former name
+            chosen = sf.when(sf.col("__b_sid").isin(*c.former[0][0]), field(c.former[0][1]))
+            for ids, name in c.former[1:]:
+                chosen = chosen.when(sf.col("__b_sid").isin(*ids), field(name))
+            after = chosen.otherwise(after)
         if not c.is_key:
             return after
         if self.keys_are_primary_key:
@@ -341,21 +363,29 @@ def _resolve_keys(table: SilverTable, versions: Sequence[TopicSchema]) -> tuple[
 
 
 def _plan_columns(table: SilverTable, versions: Sequence[TopicSchema], keys: tuple[str, ...],
-                  opts: TypeOptions) -> tuple[ColumnPlan, ...]:
+                  opts: TypeOptions, renamed: Mapping[str, Mapping[str, str]]) -> tuple[ColumnPlan, ...]:
     order: list[str] = []
     per_column: dict[str, list[tuple[str, Codec]]] = {}
+    former: dict[str, dict[str, list[str]]] = {}  # column -> former field name -> schema ids
     for v in versions:
+        moved = {} if v.primary_key != versions[-1].primary_key else renamed.get(v.schema_id, {})
         for f in v.row.fields:
-            if not (table.keeps(f.name) or f.name in keys):
+            name = moved.get(f.name, f.name) if f.name not in keys else f.name
+            if not (table.keeps(name) or name in keys):
                 continue
-            if f.name not in per_column:
-                order.append(f.name)
-                per_column[f.name] = []
-            per_column[f.name].append((v.schema_id, codec_for(f.schema, opts)))
-    return tuple(_column_plan(table, name, per_column[name], name in keys) for name in order)
+            if name not in per_column:
+                order.append(name)
+                per_column[name] = []
+            per_column[name].append((v.schema_id, codec_for(f.schema, opts)))
+            if name != f.name:
+                former.setdefault(name, {}).setdefault(f.name, []).append(v.schema_id)
+    return tuple(_column_plan(table, name, per_column[name], name in keys,
+                              tuple((tuple(ids), old) for old, ids in former.get(name, {}).items()))
+                 for name in order)
 
 
-def _column_plan(table: SilverTable, name: str, codecs: list[tuple[str, Codec]], is_key: bool) -> ColumnPlan:
+def _column_plan(table: SilverTable, name: str, codecs: list[tuple[str, Codec]], is_key: bool,
+                 former: tuple[tuple[tuple[str, ...], str], ...] = ()) -> ColumnPlan:
     groups: dict[str, tuple[list[str], Codec]] = {}
     for sid, codec in codecs:
         groups.setdefault(codec.signature, ([], codec))[0].append(sid)
@@ -372,7 +402,7 @@ def _column_plan(table: SilverTable, name: str, codecs: list[tuple[str, Codec]],
     cast = table.casts.get(name)
     if cast is not None:
         target = _parse_cast(cast)
-    return ColumnPlan(name, table.silver_name(name), raw_type, target, grouped, cast, is_key)
+    return ColumnPlan(name, table.silver_name(name), raw_type, target, grouped, cast, is_key, former)
 
 
 def _parse_cast(cast: str) -> DataType:

@@ -9,7 +9,9 @@ reads a ``seq`` range; the Structured Streaming driver passes its micro-batch) a
    deletes a deleted key's last upsert too, folded into the delete (it holds the row's last
    values); then repairs keys whose latest event is bad or carries unchanged-TOAST
    placeholders (slow path);
-4. quarantines bad events, evolves the silver schema, applies the last truncate and MERGEs
+4. checks the table's expectations on the upserts (`silver.gate`: warn, quarantine rows, or
+   stop before any write);
+5. quarantines bad events, evolves the silver schema, applies the last truncate and MERGEs
    (soft deletes: MERGEs, then flags what the first truncate removed; rows a truncate of the
    same increment removed are merged as deletes at that truncate, see `silver.changes.truncated`).
 
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as sf
-from pyspark.sql.types import DecimalType, StructField
+from pyspark.sql.types import DecimalType, StringType, StructField
 
 from silver.apply import OP_COL, SEQ_COL, TS_COL, MergeSpec, merge_sql, metadata_fields, truncate_sql
 from silver.cast_types import parse_cast_type
@@ -39,10 +41,13 @@ from silver.declarations import SilverTable
 from silver.decode import KIND, OP, REASON, SEQ, TS, UNAVAILABLE, DecodePlan
 from silver.errors import KeyResolutionError, SilverTableError
 from silver.evolution import EvolutionPlan, apply_evolution, cast_to, plan_evolution
+from silver.gate import gate_increment
 from silver.quarantine import quarantine
+from silver.renames import current_names, follow_renames
 from silver.resnapshot import find_resnapshot, resnapshot_sql
 from silver.scan import IncrementScan, scan_increment
 from silver.scd2 import apply_scd2
+from silver.schema_history import TopicSchema
 from silver.sql import column
 from silver.target import SilverTarget
 from silver.types import Placeholder, TypeOptions
@@ -63,7 +68,8 @@ def apply_increment(
     result = ApplyResult(events=scan.rows, truncates=len(scan.truncates), max_seq=scan.max_seq)
     if scan.rows == 0:
         return result
-    plan = _decode_plan(ctx, decl, scan)
+    history = ctx.schemas(decl.source, scan.schema_ids)
+    plan = _decode_plan(ctx, decl, scan, history)
     result.keys = tuple(c.silver for c in plan.key_columns)
     if expected_keys is not None and tuple(expected_keys) != result.keys:
         raise KeyResolutionError(
@@ -72,6 +78,11 @@ def apply_increment(
             table=decl.table,
         )
     existing = target.read(ctx.spark)
+    if existing is not None:
+        renamed = follow_renames(ctx.spark, decl, target, history, existing.columns)
+        if renamed:
+            result.schema_changes += renamed
+            existing = target.read(ctx.spark)
     batch_fields = [StructField(c.silver, c.target_type) for c in plan.columns]
     evo = (
         None
@@ -86,6 +97,10 @@ def apply_increment(
         return result
     final, bad_extra, counts = _latest_changes(ctx, decl, bronze, plan, scan, existing)
     result.upserts, result.deletes, result.quarantined = counts.upserts, counts.deletes, counts.bad
+    if decl.expectations:  # before any write: a failing gate leaves everything as it was
+        final, result.quality = gate_increment(ctx, decl, final, plan, seq_from=scan.min_seq, seq_to=scan.max_seq)
+        gated = len(result.quality.quarantine_reasons())
+        result.upserts, result.quarantined = result.upserts - gated, result.quarantined + gated
     _quarantine(ctx, decl, final, bad_extra, result)
     good = final.where(sf.col(REASON).isNull())
     soft = decl.deletes == "soft"
@@ -114,13 +129,13 @@ def _settle_resnapshot(ctx: ApplyContext, decl: SilverTable, target: SilverTarge
         ctx.spark.sql(resnapshot_sql(target.sql_ref(), decl, result.resnapshot)).collect()
 
 
-def _decode_plan(ctx: ApplyContext, decl: SilverTable, scan: IncrementScan) -> DecodePlan:
-    history = ctx.schemas(decl.source, scan.schema_ids)
+def _decode_plan(ctx: ApplyContext, decl: SilverTable, scan: IncrementScan, history: list[TopicSchema]) -> DecodePlan:
     versions = [v for v in history if v.schema_id in scan.schema_ids] or history[-1:]
     vsd = parse_cast_type(ctx.options.variable_scale_decimal)
-    opts = TypeOptions(vsd) if isinstance(vsd, DecimalType) else TypeOptions()
+    opts = TypeOptions(vsd) if isinstance(vsd, (DecimalType, StringType)) else TypeOptions()
     return DecodePlan.build(
-        decl, versions, placeholder=Placeholder(ctx.options.unavailable_value_placeholder), type_options=opts
+        decl, versions, placeholder=Placeholder(ctx.options.unavailable_value_placeholder), type_options=opts,
+        renamed=current_names(history),
     )
 
 

@@ -25,8 +25,17 @@ changes nothing. A snapshot split over several increments is settled by the incr
 holds L, when every row of the snapshot has been merged. A table's first snapshot (no bronze
 row before S) needs nothing.
 
-Other kinds of snapshot (blocking, incremental) plug in by giving a table's boundaries as a
-`TableSnapshot`; the statements below stay as they are.
+An incremental snapshot's rows are streamed between other changes, in batches that say
+nothing about it, so its boundaries come from its rows instead (`find_incremental_snapshot`):
+each carries the snapshot's correlation id in its ``position``, and the rows of the table's
+last chunk a mark; L is the highest ``seq`` of its rows and S the lowest, or lower: the first
+change streamed after the watermark that opened the table's first chunk (its rows carry that
+commit LSN; the table's largest key is read after it, so a row with a larger key, which no
+chunk reads, was streamed after it). Settled by the increment holding L. Those rows are left
+out of the initial-snapshot windows above. The same rule ``_cdc_seq < S`` holds: every change
+streamed while the chunks were read follows S in bronze. Limit: if every row of the last
+chunk is superseded by a streamed change while its window is open, no row carries the mark,
+and the table keeps its stale rows.
 
 Limit: a table that was empty at the new snapshot has no ``r`` rows, hence no boundaries,
 and keeps its silver rows.
@@ -38,10 +47,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as sf
 
 from bronze.schema import offsets_path, topic_path
+from cdc_sources.spi import POSITION_INCREMENTAL_ID as POSITION_ID
+from cdc_sources.spi import POSITION_INCREMENTAL_LAST as POSITION_LAST
+from cdc_sources.spi import POSITION_INCREMENTAL_START as POSITION_START
 from silver.apply import OP_COL, SEQ_COL, TS_COL
 from silver.declarations import SilverTable
 from silver.delta_io import read_delta_or_none
@@ -52,6 +64,7 @@ __all__ = [
     "BatchSpan",
     "BronzeRef",
     "TableSnapshot",
+    "find_incremental_snapshot",
     "find_resnapshot",
     "resnapshot_sql",
     "snapshot_windows",
@@ -122,12 +135,20 @@ def find_resnapshot(spark: SparkSession, ref: BronzeRef, topic: str, increment: 
                     min_seq: int, max_seq: int) -> TableSnapshot | None:
     """The re-snapshot (not the table's first snapshot) that ends in this increment, if any.
 
-    Reads: the increment's ``r`` rows' batches (one aggregate), the offsets table's batch and
-    completion columns, and the bronze table's ``r`` rows of the windows concerned (``op``,
-    ``seq``, ``batch`` only; Delta skips files by ``batch``).
+    Reads: the increment's ``r`` rows' batches and incremental snapshot ids (one aggregate), the
+    offsets table's batch and completion columns, and the bronze table's ``r`` rows of the windows
+    concerned (``op``, ``seq``, ``batch`` only; Delta skips files by ``batch``).
     """
-    r = sf.col("op") == "r"
-    span = increment.where(r).agg(sf.min("batch").alias("lo"), sf.max("batch").alias("hi")).collect()[0]
+    inc, batch = _incremental_id(), sf.col("batch")  # incremental rows are not in the batch windows
+    last = sf.get_json_object(sf.col("position"), f"$.{POSITION_LAST}") == "true"
+    span = increment.where(sf.col("op") == "r").agg(
+        sf.min(sf.when(inc.isNull(), batch)).alias("lo"), sf.max(sf.when(inc.isNull(), batch)).alias("hi"),
+        sf.collect_set(sf.when(last, inc)).alias("ids")).collect()[0]
+    if span["ids"]:
+        incremental = find_incremental_snapshot(spark, ref, topic, sorted(span["ids"]), min_seq, max_seq)
+        if incremental is not None:
+            return incremental
+    r = (sf.col("op") == "r") & inc.isNull()  # initial (and when_needed, always) snapshots
     if span["lo"] is None:
         return None
     offsets = _offsets(spark, ref, int(span["hi"]))
@@ -149,6 +170,41 @@ def find_resnapshot(spark: SparkSession, ref: BronzeRef, topic: str, increment: 
         sf.get_json_object("value", "$.source.ts_ms").cast("bigint").alias("ts")).collect()
     ts = first[0]["ts"] if first else None
     return TableSnapshot(snap.first_seq, snap.last_seq, None if ts is None else int(ts))
+
+
+def _incremental_id() -> Column:
+    return sf.get_json_object(sf.col("position"), f"$.{POSITION_ID}")
+
+
+def find_incremental_snapshot(spark: SparkSession, ref: BronzeRef, topic: str, ids: Sequence[str],
+                              min_seq: int, max_seq: int) -> TableSnapshot | None:
+    """The incremental snapshot of the table that ends in this increment, if any, and not its first snapshot.
+
+    ``ids``: the correlation ids of the increment's rows of a last chunk (see the module doc).
+    Reads the ``seq`` range of the bronze ``r`` rows of each id, and the first change after its start.
+    """
+    bronze = spark.read.format("delta").load(topic_path(ref.root, topic))
+    found: TableSnapshot | None = None
+    for cid in ids:
+        start = sf.get_json_object(sf.col("position"), f"$.{POSITION_START}").cast("bigint")
+        agg = (bronze.where((sf.col("op") == "r") & (_incremental_id() == cid))
+               .agg(sf.min("seq").alias("lo"), sf.max("seq").alias("hi"), sf.max(start).alias("start")).collect()[0])
+        if agg["lo"] is None or not min_seq <= int(agg["hi"]) <= max_seq:
+            continue
+        lo = int(agg["lo"])
+        if agg["start"] is not None:  # changes streamed after the first chunk's open watermark count as inside
+            commit = sf.get_json_object(sf.col("position"), "$.lsn_commit").cast("bigint")
+            first = bronze.where((sf.col("seq") < lo) & (commit >= int(agg["start"]))).agg(
+                sf.min("seq").alias("s")).collect()[0]["s"]
+            lo = lo if first is None else min(lo, int(first))
+        if found is None or int(agg["hi"]) > found.last_seq:
+            found = TableSnapshot(lo, int(agg["hi"]))
+    if found is None or bronze.where(sf.col("seq") < found.first_seq).limit(1).count() == 0:
+        return None
+    first = bronze.where(sf.col("seq") == found.first_seq).select(
+        sf.get_json_object("value", "$.source.ts_ms").cast("bigint").alias("ts")).collect()
+    ts = first[0]["ts"] if first else None
+    return TableSnapshot(found.first_seq, found.last_seq, None if ts is None else int(ts))
 
 
 def _offsets(spark: SparkSession, ref: BronzeRef, needed: int,

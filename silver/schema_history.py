@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as sf
@@ -25,6 +25,10 @@ class TopicSchema:
         key: the key struct schema (None for keyless tables).
         row: the row struct (``after``/``before``) of the envelope.
         registered_at: when the capture first used it (orders versions).
+        renamed_columns: (old, new) names of the columns the source renamed to reach this
+            version from the one before: as recorded (MySQL/MariaDB DDL), or found from the
+            column ids (PostgreSQL attnums: same id, another name, the old name gone).
+        column_ids: the source's id of each row field, in field order (empty when unknown).
     """
 
     schema_id: str
@@ -32,6 +36,8 @@ class TopicSchema:
     key: ConnectSchema | None
     row: ConnectSchema
     registered_at: dt.datetime
+    renamed_columns: tuple[tuple[str, str], ...] = ()
+    column_ids: tuple[int, ...] = ()
 
 
 def load_topic_schemas(spark: SparkSession, root: str, source: str, topic: str) -> list[TopicSchema]:
@@ -42,21 +48,40 @@ def load_topic_schemas(spark: SparkSession, root: str, source: str, topic: str) 
     """
     path = schemas_path(root, source)
     try:
-        rows = (spark.read.format("delta").load(path).where(sf.col("topic") == topic)
-                .select("schema_id", "primary_key", "key_schema", "value_schema", "registered_at").collect())
+        table = spark.read.format("delta").load(path)
+        optional = [(sf.col(c) if c in table.columns else sf.lit(None)).alias(c)  # absent in older histories
+                    for c in ("renamed_columns", "column_ids")]
+        rows = (table.where(sf.col("topic") == topic)
+                .select("schema_id", "primary_key", "key_schema", "value_schema", "registered_at", *optional)
+                .collect())
     except Exception as exc:  # engines raise different classes for a missing table
         raise SchemaHistoryError(
             f"cannot read the schema history of source {source!r} at {path}: "
             f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}; has capture run?",
             source=source, path=path,
         ) from exc
-    out = []
+    out: list[TopicSchema] = []
     seen: set[str] = set()
     for r in sorted(rows, key=lambda r: (r["registered_at"], r["schema_id"])):
         if r["schema_id"] in seen:
             continue
         seen.add(r["schema_id"])
         key = None if r["key_schema"] in (None, "", "null") else parse_connect_schema(r["key_schema"])
-        out.append(TopicSchema(r["schema_id"], tuple(r["primary_key"] or ()), key,
-                               envelope_row(parse_connect_schema(r["value_schema"])), r["registered_at"]))
+        renamed = tuple((str(x["old"]), str(x["new"])) for x in r["renamed_columns"] or ())
+        row = envelope_row(parse_connect_schema(r["value_schema"]))
+        ids = tuple(int(i) for i in r["column_ids"] or ())
+        version = TopicSchema(r["schema_id"], tuple(r["primary_key"] or ()), key, row, r["registered_at"], renamed,
+                              ids if len(ids) == len(row.fields) else ())
+        if out and not renamed:
+            version = replace(version, renamed_columns=renames_by_id(out[-1], version))
+        out.append(version)
     return out
+
+
+def renames_by_id(before: TopicSchema, after: TopicSchema) -> tuple[tuple[str, str], ...]:
+    """Columns of ``after`` whose id ``before`` has under another name (ids 0 are unknown)."""
+    if not before.column_ids or not after.column_ids:
+        return ()
+    old = {i: f.name for i, f in zip(before.column_ids, before.row.fields, strict=True) if i > 0}
+    return tuple((old[i], f.name) for i, f in zip(after.column_ids, after.row.fields, strict=True)
+                 if i in old and old[i] != f.name)

@@ -191,6 +191,40 @@ class SilverTarget:
         if missing:
             self.rewrite(spark, {}, missing)
 
+    def rename_columns(self, spark: SparkSession, pairs: list[tuple[str, str]]) -> None:
+        """Rename columns (``(old, new)`` in order), keeping every row's values.
+
+        Delta column mapping where the engine can (classic Spark, Databricks): turned on when the
+        table has it off (a protocol upgrade, no rewrite), then ``ALTER TABLE ... RENAME COLUMN``:
+        metadata only. Engines without ``ALTER TABLE`` (Sail) rewrite the table once with the new
+        names (``overwriteSchema``).
+        """
+        try:
+            current = self.read(spark)
+            mapped = current is not None and self._column_mapping_on(spark)
+            if not mapped:
+                settings = ", ".join(f"'{k}' = '{v}'" for k, v in COLUMN_MAPPING)
+                spark.sql(f"ALTER TABLE {self.sql_ref()} SET TBLPROPERTIES ({settings})")
+            for old, new in pairs:
+                spark.sql(f"ALTER TABLE {self.sql_ref()} RENAME COLUMN {quote(old)} TO {quote(new)}")
+            return
+        except Exception as exc:  # no ALTER TABLE (Sail): rewrite with the new names
+            log.debug("ALTER TABLE RENAME COLUMN on %s failed (%s); rewriting it", self.table, exc)
+        current = self.read(spark)
+        assert current is not None
+        names = dict(pairs)
+        for old, new in pairs:  # chained renames within one call (a -> b, b -> c)
+            names = {k: (new if v == old else v) for k, v in names.items()}
+        cols = [column(c).alias(names.get(c, c)) for c in current.columns]
+        self._save(self._writer(current.select(*cols), "overwrite").option("overwriteSchema", "true"))
+
+    def _column_mapping_on(self, spark: SparkSession) -> bool:
+        try:
+            rows = spark.sql(f"SHOW TBLPROPERTIES {self.sql_ref()}").collect()
+        except Exception:  # engines without SHOW TBLPROPERTIES
+            return False
+        return any(r[0] == "delta.columnMapping.mode" and r[1] in ("name", "id") for r in rows)
+
     def rewrite(self, spark: SparkSession, new_types: Mapping[str, DataType], new_fields: list[StructField]) -> None:
         """Rewrite the table with columns cast to wider types and new null columns (full rewrite)."""
         current = self.read(spark)

@@ -10,7 +10,7 @@ tuples in column order.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol
 
 from cdc_sources.common.envelope import envelope_schema_version
@@ -144,6 +144,10 @@ def build_codec(*, prefix: str, connector: str, table: TableDef, settings: MySql
     version = envelope_schema_version(
         topic=topic, table=f"{db}.{name}", fields=field_schemas, key_fields=[k[2] for k in keys],
         key_names=tuple(k[1].name for k in keys), source_schema=source_schema(connector))
+    included = {f.name for f in fields}
+    renamed = tuple((old, new) for old, new in table.renamed_columns if new in included)
+    if renamed:
+        version = replace(version, renamed_columns=renamed)
     return TableCodec(topic, table, tuple(fields), tuple(k[1] for k in keys), version)
 
 

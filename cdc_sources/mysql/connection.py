@@ -41,6 +41,7 @@ __all__ = [
     "GtidState",
     "ServerInfo",
     "ServerPosition",
+    "as_text",
     "binary_logs",
     "binlog_gtid_pos",
     "binlog_status_sql",
@@ -195,7 +196,8 @@ def _query_columns(conn: Any, sql: str) -> tuple[list[str], list[tuple[Any, ...]
         return names, [tuple(row) for row in cur.fetchall()]
 
 
-def _text(value: Any) -> str:
+def as_text(value: Any) -> str:
+    """A text column value as str (pymysql returns bytes for some SHOW statements)."""
     return value.decode() if isinstance(value, bytes | bytearray) else str(value)
 
 
@@ -255,18 +257,18 @@ def parse_version(text: str, comment: str = "") -> tuple[Flavor, tuple[int, int,
 def server_info(conn: Any) -> ServerInfo:
     """Detect the server's flavour, version, server id and GTID mode."""
     (version, comment, server_id), = query_rows(conn, "SELECT VERSION(), @@version_comment, @@server_id")
-    flavor, numbers = parse_version(_text(version), _text(comment or ""))
+    flavor, numbers = parse_version(as_text(version), as_text(comment or ""))
     if flavor == "mariadb":
-        return ServerInfo(flavor, numbers, _text(version), int(server_id))
+        return ServerInfo(flavor, numbers, as_text(version), int(server_id))
     (uuid,), = query_rows(conn, "SELECT @@server_uuid")
     gtid_mode = _global_variable(conn, "gtid_mode")
-    return ServerInfo(flavor, numbers, _text(version), int(server_id), _text(uuid),
+    return ServerInfo(flavor, numbers, as_text(version), int(server_id), as_text(uuid),
                       (gtid_mode or "").upper() == "ON")
 
 
 def _global_variable(conn: Any, name: str) -> str | None:
     rows = query_rows(conn, "SHOW GLOBAL VARIABLES LIKE %s", (name,))
-    return _text(rows[0][1]) if rows else None
+    return as_text(rows[0][1]) if rows else None
 
 
 # -- where the binlog stands ------------------------------------------------------------------
@@ -298,8 +300,8 @@ def parse_binlog_status(columns: Sequence[str], row: Sequence[Any] | None) -> tu
         return None
     values = {c.lower(): v for c, v in zip(columns, row, strict=False)}
     gtids = values.get("executed_gtid_set")
-    text = None if gtids is None else _text(gtids).replace("\n", "").replace("\r", "")
-    return _text(values.get("file", row[0])), int(values.get("position", row[1])), text
+    text = None if gtids is None else as_text(gtids).replace("\n", "").replace("\r", "")
+    return as_text(values.get("file", row[0])), int(values.get("position", row[1])), text
 
 
 def current_position(conn: Any, server: ServerInfo) -> ServerPosition:
@@ -326,7 +328,7 @@ def gtid_position_at(cursor: Any, server: ServerInfo, file: str, pos: int) -> st
     if server.flavor == "mariadb":
         cursor.execute("SELECT BINLOG_GTID_POS(%s, %s)", (file, pos))
         row = cursor.fetchone()
-        return "" if row is None or row[0] is None else _text(row[0])
+        return "" if row is None or row[0] is None else as_text(row[0])
     cursor.execute(server.binlog_status_sql)
     names = [d[0] for d in cursor.description or ()]
     parsed = parse_binlog_status(names, cursor.fetchone())
@@ -355,9 +357,9 @@ def gtid_state(conn: Any, server: ServerInfo) -> GtidState:
     if server.flavor == "mariadb":
         (pos, state, current), = query_rows(conn, "SELECT @@global.gtid_binlog_pos, @@global.gtid_binlog_state, "
                                                   "@@global.gtid_current_pos")
-        return GtidState(_text(pos or ""), "", _text(state or ""), _text(current or ""))
+        return GtidState(as_text(pos or ""), "", as_text(state or ""), as_text(current or ""))
     (purged,), = query_rows(conn, "SELECT @@global.gtid_purged")
-    return GtidState(current_position(conn, server).gtids, _text(purged or "").replace("\n", ""))
+    return GtidState(current_position(conn, server).gtids, as_text(purged or "").replace("\n", ""))
 
 
 class BinlogFile(NamedTuple):
@@ -369,14 +371,14 @@ class BinlogFile(NamedTuple):
 
 def binary_logs(conn: Any) -> list[BinlogFile]:
     """The binlog files the server still has, oldest first (``SHOW BINARY LOGS``)."""
-    return [BinlogFile(_text(r[0]), int(r[1])) for r in query_rows(conn, "SHOW BINARY LOGS")]
+    return [BinlogFile(as_text(r[0]), int(r[1])) for r in query_rows(conn, "SHOW BINARY LOGS")]
 
 
 def binlog_gtid_pos(conn: Any, file: str, pos: int) -> MariaGtidPosition | None:
     """MariaDB's ``BINLOG_GTID_POS(file, pos)``: the GTID position a replica starting at
     ``file:pos`` resumes from; None when the file is gone or the position is not an event start."""
     (value,), = query_rows(conn, "SELECT BINLOG_GTID_POS(%s, %s)", (file, pos))
-    return None if value is None else MariaGtidPosition.parse(_text(value))
+    return None if value is None else MariaGtidPosition.parse(as_text(value))
 
 
 @dataclass(frozen=True)

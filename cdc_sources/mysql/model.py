@@ -90,6 +90,9 @@ class TableDef:
         unique_keys: the table's UNIQUE keys (column names in key order), in declaration order.
         default_charset: the table's default character set.
         comment: the table comment, if any.
+        renamed_columns: (old, new) names of the columns the DDL statement that made this version
+            renamed (``RENAME COLUMN``, ``CHANGE old new``); not part of the table's identity
+            (left out of equality), carried into the schema history for silver.
     """
 
     id: TableId
@@ -99,6 +102,7 @@ class TableDef:
     default_charset: str | None = None
     comment: str | None = None
     attributes: tuple[tuple[str, str], ...] = field(default=())
+    renamed_columns: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     def column(self, name: str) -> ColumnDef | None:
         """The column called ``name`` (MySQL column names are case-insensitive)."""

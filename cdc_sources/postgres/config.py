@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cdc_sources.common.options import CUSTOM_MODES, ParsedOptions, custom_mode_problems
+from cdc_sources.common.signal_options import signal_problems
 from cdc_sources.postgres.options import POSTGRES_OPTIONS
 from cdc_sources.postgres.policy import FilterPolicy
 from cdc_sources.spi import ConfigError, ConfigProblem
@@ -102,6 +103,7 @@ def build_postgres_config(
                                       f"{slot!r} is not a valid slot name: use lower-case letters, digits, _"))
     problems.extend(custom_mode_problems(parsed, f"{path}.options",
                                          {o: POSTGRES_OPTIONS.specs[o].choices for o in CUSTOM_MODES}))
+    problems.extend(signal_problems(parsed.raw, f"{path}.options"))
     policy, policy_problems = FilterPolicy.from_options(parsed.raw)
     problems.extend(ConfigProblem(f"{path}.options.{p.path}", p.message) for p in policy_problems)
     if opts.get("max.queue.size") is not None and opts["max.queue.size"] <= opts["max.batch.size"]:

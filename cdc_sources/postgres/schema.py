@@ -8,7 +8,7 @@ converter closure per column, so the hot path does no type dispatch.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
 from cdc_sources.common.envelope import envelope_schema_version
@@ -149,11 +149,15 @@ def build_codec(
     settings: ConverterSettings,
     policy: ColumnPolicy,
     origin: Literal["snapshot", "stream"],
+    column_ids: Mapping[str, int] | None = None,
 ) -> TableCodec:
     """Build the codec (and its schema version) for one table version.
 
     ``origin`` says whether the columns come from the catalog (snapshot) or from a pgoutput
     Relation message (stream); Debezium renders a few types differently on the two paths.
+    ``column_ids``: each column's ``attnum`` (default: the columns' ``position``, which is the
+    attnum for catalog columns), recorded in the schema version so silver can tell a renamed
+    column from a dropped and an added one.
     """
     topic = f"{prefix}.{schema}.{table}"
     key_names = policy.key_columns(schema, table, [c.name for c in columns]) or tuple(primary_key)
@@ -180,6 +184,8 @@ def build_codec(
     key_fields = [p[0] for p in pairs]
     key_schemas = [p[1] for p in pairs]
     version = _schema_version(prefix, topic, schema, table, field_schemas, key_schemas, tuple(key_names))
+    ids = column_ids if column_ids is not None else {c.name: c.position for c in columns}
+    version = replace(version, column_ids=tuple(ids.get(f.name, 0) for f in fields))
     return TableCodec(topic, schema, table, tuple(columns), tuple(fields), tuple(key_fields), version,
                       compile_row_renderer(fields), compile_key_renderer(key_fields))
 

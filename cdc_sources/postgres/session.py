@@ -10,6 +10,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from cdc_sources.common.filters import no_table_matches
+from cdc_sources.common.incremental_snapshot import IncrementalSnapshotter
+from cdc_sources.common.incremental_state import IncrementalState
+from cdc_sources.common.signal_options import signal_settings
 from cdc_sources.common.snapshot_plan import StoredState, plan_snapshot
 from cdc_sources.postgres import pgoutput as pg
 from cdc_sources.postgres import slot as slots
@@ -19,6 +22,7 @@ from cdc_sources.postgres.connection import connect_replication, connect_sql, re
 from cdc_sources.postgres.converters import ConverterSettings
 from cdc_sources.postgres.envelope import SourceInfo, dumps
 from cdc_sources.postgres.errors import OffsetUnavailableError
+from cdc_sources.postgres.incremental import PostgresChunkSource
 from cdc_sources.postgres.offset import PostgresOffset
 from cdc_sources.postgres.schema import TableCodec, build_codec
 from cdc_sources.postgres.snapshot_columnar import PostgresColumnarSnapshotReader, SnapshotTable
@@ -65,6 +69,9 @@ class PostgresCaptureSession:
     def __init__(self, config: PostgresSourceConfig, stored_offset: Mapping[str, Any] | None) -> None:
         self.config = config
         self.stored = PostgresOffset.from_dict(stored_offset) if stored_offset else None
+        self.incremental_state = IncrementalState.from_offset(stored_offset)
+        self.signals = signal_settings(config.options.values)
+        self.incremental: IncrementalSnapshotter | None = None
         self.slot = str(config.opt("slot.name"))
         self.policy = config.policy
         self.settings = converter_settings(config)
@@ -177,13 +184,29 @@ class PostgresCaptureSession:
             codec_for_relation=self._codec_for_relation, current_wal_lsn=self._current_wal_lsn,
             heartbeat_action=self._heartbeat_action, tx_tracker=self._tx_tracker(),
             last_commit_lsn=self.stored.lsn_commit if self.stored and self._consistent_point is None else None,
-            driver_errors=replication_errors(), columnar=self.settings,
+            driver_errors=replication_errors(), columnar=self.settings, busy=self._incremental().busy,
         )
         self.reader.start(start)
         delay = int(self.config.opt("streaming.delay.ms"))
         if delay:
             time.sleep(delay / 1000)
-        yield from self.reader.items(until_idle=until_idle)
+        yield from self._incremental().wrap(self.reader.items(until_idle=until_idle))
+
+    def _incremental(self) -> IncrementalSnapshotter:
+        """Signals and incremental snapshots over the stream (`cdc_sources.common.incremental_snapshot`)."""
+        if self.incremental is None:
+            table = self.signals.table
+            source = PostgresChunkSource(
+                conn=self.conn, tables=self.tables, codec_for=self._codec_for_info, source=self.source,
+                signal_table=(table.parts[0], table.parts[1]) if table is not None and len(table.parts) == 2 else None,
+                headers=self.headers)
+            self.incremental = IncrementalSnapshotter(
+                source=source, signals=self.signals, tables=[(t.schema, t.name) for t in self.tables],
+                prefix=self.config.name, chunk_size=int(self.config.opt("incremental.snapshot.chunk.size")),
+                # a snapshot taken by this run read every table anew: an older incremental one is moot
+                state=self.incremental_state if self._consistent_point is None else None,
+                read_only=bool(self.config.opt("read.only")))
+        return self.incremental
 
     def _tx_tracker(self) -> TransactionTracker | None:
         if not self.config.opt("provide.transaction.metadata"):
@@ -217,8 +240,12 @@ class PostgresCaptureSession:
             columns.append(PgColumn(rc.name, types[rc.type_oid], rc.typmod,
                                     known.nullable if known else True, known.default if known else None, i + 1))
         pk = info.primary_key if info else tuple(c.name for c in rel.columns if c.flags & 1)
+        # attnums from the catalog as it is now (a Relation message has none): a column renamed
+        # again or dropped since this message has no id here, and is then not followed by silver
+        ids = {rc.name: by_name[rc.name].position for rc in rel.columns if rc.name in by_name}
         return build_codec(prefix=self.config.name, schema=rel.namespace, table=rel.name, columns=columns,
-                           primary_key=pk, settings=self.settings, policy=self.policy, origin="stream")
+                           primary_key=pk, settings=self.settings, policy=self.policy, origin="stream",
+                           column_ids=ids)
 
     def _current_wal_lsn(self) -> int:
         # the insert position: with synchronous_commit=off the write position can lag commits

@@ -90,6 +90,8 @@ class PostgresStreamReader:
         last_commit_lsn: ``lsn_commit`` of the stored offset, if resuming.
         columnar: the converter settings, to render runs of inserts column-wise; None: render
             every message by itself.
+        busy: whether work is pending that needs the stream to go on (an incremental
+            snapshot): an ``until_idle`` run is not idle while it says so.
     """
 
     def __init__(self, *, settings: StreamSettings, source: SourceInfo, cursor: Any,
@@ -97,8 +99,9 @@ class PostgresStreamReader:
                  current_wal_lsn: Callable[[], int], heartbeat_action: Callable[[], None],
                  tx_tracker: TransactionTracker | None, last_commit_lsn: int | None = None,
                  driver_errors: tuple[type[BaseException], ...] = (),
-                 columnar: ConverterSettings | None = None) -> None:
+                 columnar: ConverterSettings | None = None, busy: Callable[[], bool] | None = None) -> None:
         self.s = settings
+        self.busy = busy or (lambda: False)
         self.source = source
         self.cursor = cursor
         self.codec_for_relation = codec_for_relation
@@ -196,7 +199,7 @@ class PostgresStreamReader:
                 last_heartbeat = time.monotonic()
                 self._heartbeat()
             if self._xid is None:
-                idle = until_idle and self._caught_up()
+                idle = until_idle and not self.busy() and self._caught_up()
                 wal_end = int(self.cursor.wal_end or 0)
                 # also a tick while quiet, so the coordinator can acknowledge finished commits
                 self._emit(Checkpoint(self._offset(max(wal_end, self.flushed)), idle=idle))

@@ -20,6 +20,17 @@ exactly-once rules as data, and handed back to `Connector.open` on restart. ``va
 the connector's record JSON, ``position`` the offset at which it applies.
 """
 
+POSITION_INCREMENTAL_ID = "incremental_snapshot_correlation_id"
+"""The key, in the ``position`` of a row an incremental snapshot emitted, of the snapshot's id."""
+POSITION_INCREMENTAL_LAST = "incremental_snapshot_last_chunk"
+"""The key, in the ``position`` of a row an incremental snapshot emitted, true on a table's last chunk
+(silver settles the re-snapshot there)."""
+
+POSITION_INCREMENTAL_START = "incremental_snapshot_table_start_commit"
+"""The key, in the ``position`` of a row an incremental snapshot emitted, of the commit LSN (the
+``lsn_commit`` of the events following it) of the watermark that opened the table's first chunk:
+every event of the table after it belongs to the snapshot's time span."""
+
 HEADER_NEW_KEY = "__debezium.newkey"
 HEADER_OLD_KEY = "__debezium.oldkey"
 
@@ -46,6 +57,12 @@ class SchemaVersion:
         value_schema: the Kafka Connect schema of the value (the envelope), as JSON text.
         table: the source table (``schema.table`` or ``db.table``), ``""`` for non-table topics.
         primary_key: the key columns of the source table, in key order.
+        renamed_columns: (old, new) names of the value columns the source renamed to reach
+            this version from the one before (MySQL/MariaDB: from the DDL). Not part of
+            ``schema_id``. Silver renames its columns by it.
+        column_ids: the source's stable identity of each value column, in field order
+            (PostgreSQL: ``pg_attribute.attnum``; 0 where unknown), or empty. A column with the
+            same id under another name in the next version was renamed. Not part of ``schema_id``.
     """
 
     topic: str
@@ -54,6 +71,8 @@ class SchemaVersion:
     value_schema: str
     table: str
     primary_key: tuple[str, ...]
+    renamed_columns: tuple[tuple[str, str], ...] = ()
+    column_ids: tuple[int, ...] = ()
 
 
 @dataclass(slots=True)

@@ -58,3 +58,16 @@ class SourceOperations(Protocol):
             OperationRefusedError: what is to be dropped is in use.
         """
         ...
+
+
+@runtime_checkable
+class SignalSender(Protocol):
+    """A connector that takes Debezium signals from ``cdc-lakehouse signal``."""
+
+    def send_signal(self, signal_id: str, kind: str, data: str | None) -> str:
+        """Deliver one signal (``data``: its JSON text) through an enabled channel; says where it went.
+
+        Raises:
+            OperationRefusedError: no channel the command can write to is enabled.
+        """
+        ...

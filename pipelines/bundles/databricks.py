@@ -48,7 +48,7 @@ from pipelines.extras import CONNECTOR_DRIVERS
 
 __all__ = ["DatabricksOptions", "bundle_documents", "write_databricks_bundle"]
 
-CAPTURE_ENTRY_POINT = "cdc-lakehouse"
+CAPTURE_ENTRY_POINT = "cdc-lakehouse-task"
 SILVER_ENTRY_POINT = "cdc-lakehouse-silver-job"
 CAPTURE_RESTART_CRON = "0 0/10 * * * ?"
 """The capture job's schedule: a run every ten minutes starts the capture if it is not running."""

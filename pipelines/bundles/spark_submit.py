@@ -23,25 +23,18 @@ import shlex
 import shutil
 import stat
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 
 from pipelines.bundles.folder import PIPELINE_FILE, write_folder
 from pipelines.bundles.wheel import take_wheel
 from pipelines.config import PipelineConfig
 from pipelines.spark_jars import DELTA_SPARK_PACKAGE, DELTA_SQL_CONF
+from pipelines.stream_trigger import StreamTrigger
 
 __all__ = ["PIPELINE_FILE", "SPARK_JOBS", "SparkJob", "StreamTrigger", "SubmitBundle", "write_spark_submit_bundle"]
 
 SPARK_SUBMIT = '"${SPARK_HOME:+$SPARK_HOME/bin/}spark-submit"'
 """``$SPARK_HOME/bin/spark-submit`` when ``SPARK_HOME`` is set, else the one on ``PATH``."""
-
-
-class StreamTrigger(StrEnum):
-    """How the silver streaming job triggers its micro-batches."""
-
-    AVAILABLE_NOW = "available-now"
-    PROCESSING_TIME = "processing-time"
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pyspark.sql.types import DecimalType
+from pyspark.sql.types import DecimalType, StringType
 
 from silver.connect_schema import ConnectSchema
 from silver.types.codec import Codec, LeafCodec, Placeholder, json_member
@@ -32,10 +32,11 @@ class TypeOptions:
     """Choices the type mapping leaves to the user.
 
     Attributes:
-        variable_scale_decimal: silver type of ``VariableScaleDecimal`` (NUMERIC w/o precision).
+        variable_scale_decimal: silver type of ``VariableScaleDecimal`` (NUMERIC w/o precision):
+            STRING (the exact value) or a DECIMAL (values that do not fit are mismatches).
     """
 
-    variable_scale_decimal: DecimalType = field(default_factory=lambda: DecimalType(38, 18))
+    variable_scale_decimal: DecimalType | StringType = field(default_factory=StringType)
 
 
 def codec_for(schema: ConnectSchema, options: TypeOptions | None = None) -> Codec:

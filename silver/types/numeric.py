@@ -6,15 +6,22 @@ than 64 bits, so the hex digits are split into 56-bit chunks (``conv`` is exact 
 the top chunk sign-adjusted, and the chunks summed as DECIMAL(38,0). The scale is applied by
 inserting the decimal point into the digits, which is exact (multiplying by 10^-s is not:
 Spark may drop scale when the product exceeds 38 digits).
+
+Values that may not fit 38 digits (``VariableScaleDecimal``, ``Decimal`` without a precision or
+with one above 38) are converted by `digits_text` instead: the bytes are folded into base-10^9
+limbs with array higher-order functions, exact at any length, and become decimal text. Such
+columns are STRING in silver (the exact value, never rounded), or, when the user chose a
+DECIMAL type for them, a value that does not fit that type exactly is a mismatch (quarantined).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pyspark.sql import Column
 from pyspark.sql import functions as sf
-from pyspark.sql.types import DataType, DecimalType, StringType, StructField, StructType
+from pyspark.sql.types import ArrayType, DataType, DecimalType, LongType, StringType, StructField, StructType
 
 from silver.connect_schema import ConnectSchema
 from silver.types.codec import Codec, LeafCodec
@@ -24,6 +31,7 @@ __all__ = ["decimal_codec", "variable_scale_decimal_codec"]
 _CHUNK_HEX = 14  # 7 bytes = 56 bits per chunk
 _CHUNK_BASE = 1 << 56
 _MAX_PRECISION = 38
+_MAX_SCALE = 16383  # PostgreSQL's largest NUMERIC display scale; a larger one is not a decimal
 
 
 def _chunks_for(precision: int | None) -> int:
@@ -35,12 +43,19 @@ def _chunks_for(precision: int | None) -> int:
     return 3
 
 
+def _hex_of_base64(b64: Column) -> Column:
+    """The hex digits of base64 text; null when it is not base64. Only well-formed base64
+    reaches ``try_to_binary``: Sail's returns null for a whole batch when one row is malformed."""
+    valid = b64.rlike(r"^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$")
+    return sf.hex(sf.try_to_binary(sf.when(valid, b64), sf.lit("base64")))
+
+
 def unscaled(b64: Column, chunks: int) -> Column:
     """The signed unscaled integer of base64 big-endian two's-complement bytes, DECIMAL(38,0).
 
     Null if the text is not base64 or holds more bytes than ``chunks`` can carry.
     """
-    hx = sf.hex(sf.try_to_binary(b64, sf.lit("base64")))
+    hx = _hex_of_base64(b64)
     width = chunks * _CHUNK_HEX
     negative = sf.substring(hx, 1, 1).isin("8", "9", "A", "B", "C", "D", "E", "F")
     padded = sf.when(negative, sf.lpad(hx, width, "F")).otherwise(sf.lpad(hx, width, "0"))
@@ -54,10 +69,78 @@ def unscaled(b64: Column, chunks: int) -> Column:
     return sf.when(fits, value)
 
 
+_LIMB = 1_000_000_000  # base of the limbs `long_digits_text` folds bytes into (limb * 256 + 255 < 2^63)
+
+
+def _fold(limbs: Column, carry: Column, multiplier: int) -> Column:
+    """``limbs`` (little-endian base-10^9 digits) * ``multiplier`` + ``carry``, as limbs."""
+    empty = sf.array().cast(ArrayType(LongType()))
+
+    def nullable(value: Column) -> Column:  # the same nullability in the start and every step (Sail checks)
+        return sf.nullif(value.cast(LongType()), sf.lit(-1).cast(LongType()))
+
+    def step(state: Column, limb: Column) -> Column:
+        total = limb * multiplier + state["carry"]
+        return sf.struct(sf.array_append(state["out"], total % _LIMB).alias("out"),
+                         nullable((total - total % _LIMB) / _LIMB).alias("carry"))
+
+    def finish(state: Column) -> Column:
+        return sf.when(state["carry"] > 0, sf.array_append(state["out"], state["carry"])).otherwise(state["out"])
+
+    return sf.aggregate(limbs, sf.struct(empty.alias("out"), nullable(carry).alias("carry")), step, finish)
+
+
+_SHORT_B64 = 20  # base64 characters of at most 15 bytes: below 2^119 < 10^36, exact as DECIMAL(38,0)
+
+
+def digits_text(b64: Column) -> Column:
+    """The signed unscaled integer of base64 big-endian two's-complement bytes as decimal text,
+    exact at any length (e.g. ``AQID`` -> ``66051``, ``/w==`` -> ``-1``); null if not base64.
+
+    Values of up to 15 bytes take `unscaled` (fast); longer ones the limb fold (`long_digits_text`,
+    many times slower per value).
+    """
+    short = sf.length(b64) <= _SHORT_B64
+    # the long path sees null for short values (Sail evaluates both branches on every row)
+    return sf.when(short, unscaled(b64, 3).cast(StringType())).otherwise(long_digits_text(sf.when(~short, b64)))
+
+
+def long_digits_text(b64: Column) -> Column:
+    """`digits_text` by folding the bytes into base-10^9 limbs: exact at any length.
+
+    A negative value is ``-(unsigned(~bytes) + 1)``: its bytes are complemented, folded, and 1
+    added, so only non-negative limb arithmetic is needed.
+    """
+    given = _hex_of_base64(b64)
+    # never fold a null array: Sail's ``aggregate`` then returns null for every row of the batch
+    hx = sf.when(sf.length(given) > 0, given).otherwise(sf.lit("00"))
+    negative = sf.substring(hx, 1, 1).isin("8", "9", "A", "B", "C", "D", "E", "F")
+    count = (sf.length(hx) / 2).cast("int")
+
+    def byte(i: Column) -> Column:
+        value = sf.conv(hx.substr(i * 2 - 1, sf.lit(2)), 16, 10).cast("int")
+        return sf.when(negative, 255 - value).otherwise(value)
+
+    start = sf.array(sf.lit(0).cast(LongType()))
+    limbs = sf.aggregate(sf.transform(sf.sequence(sf.lit(1), count), byte), start,
+                         lambda acc, b: _fold(acc, b, 256))
+    limbs = _fold(limbs, sf.when(negative, 1).otherwise(0), 1)
+    padded = sf.array_join(sf.reverse(sf.transform(limbs, lambda limb: sf.lpad(limb.cast("string"), 9, "0"))), "")
+    stripped = sf.regexp_replace(padded, "^0+", "")
+    magnitude = sf.when(stripped == "", sf.lit("0")).otherwise(stripped)
+    return sf.when(sf.length(given) > 0,
+                   sf.concat(sf.when(negative, sf.lit("-")).otherwise(sf.lit("")), magnitude))
+
+
 def scale_digits(unscaled_value: Column, scale: Column | int) -> Column:
     """Decimal text of ``unscaled * 10^-scale`` (exact), e.g. (-12345, 2) -> ``-123.45``."""
+    return point_text(unscaled_value.cast(StringType()), scale)
+
+
+def point_text(text: Column, scale: Column | int) -> Column:
+    """Decimal text of the integer text ``text`` times 10^-scale (exact): the point inserted,
+    or zeros appended for a negative scale; e.g. (``-12345``, 2) -> ``-123.45``."""
     scale_col = sf.lit(scale) if isinstance(scale, int) else scale
-    text = unscaled_value.cast(StringType())
     digits = sf.regexp_replace(text, "^-", "")
     short = sf.greatest(scale_col + 1 - sf.length(digits), sf.lit(0))
     padded = sf.concat(sf.repeat(sf.lit("0"), short), digits)
@@ -65,21 +148,53 @@ def scale_digits(unscaled_value: Column, scale: Column | int) -> Column:
     int_part = sf.left(padded, sf.length(padded) - scale_col)
     frac = sf.right(padded, scale_col)
     with_point = sf.concat(sign, int_part, sf.lit("."), frac)
-    return sf.when(scale_col > 0, with_point).otherwise(text)
+    zeros = sf.when(digits == "0", text).otherwise(sf.concat(text, sf.repeat(sf.lit("0"), -scale_col)))
+    return sf.when(scale_col > 0, with_point).when(scale_col < 0, zeros).otherwise(text)
+
+
+def let(value: Column, fn: Callable[[Column], Column]) -> Column:
+    """``fn(value)`` with ``value`` bound to a lambda variable: an expression that refers to its
+    argument several times then repeats ``value`` no more (Sail does not share subexpressions,
+    and the folded `digits_text` is costly)."""
+    return sf.element_at(sf.transform(sf.array(value), fn), 1)
+
+
+def fits(text: Column, target: DecimalType) -> Column:
+    """True where the decimal text ``text`` (as `point_text` writes it) fits ``target`` exactly:
+    at most ``scale`` fraction digits and ``precision - scale`` integer digits."""
+    digits = sf.regexp_replace(text, "^-", "")
+    has_point = sf.instr(digits, ".") > 0
+    frac = sf.when(has_point, sf.length(digits) - sf.instr(digits, ".")).otherwise(sf.lit(0))
+    whole = sf.regexp_replace(sf.when(has_point, sf.substring_index(digits, ".", 1)).otherwise(digits), "^0+", "")
+    return (frac <= target.scale) & (sf.length(whole) <= target.precision - target.scale)
+
+
+def exact_decimal(text: Column, target: DataType) -> Column:
+    """Decimal text as ``target``: the text itself (STRING), or the DECIMAL when it fits exactly
+    (null otherwise: a mismatch, never a rounded value)."""
+    if not isinstance(target, DecimalType):
+        return text
+    return let(text, lambda t: sf.when(fits(t, target), t.try_cast(target)))
 
 
 def decimal_codec(schema: ConnectSchema) -> Codec:
     """``org.apache.kafka.connect.data.Decimal`` -> DECIMAL(precision, scale).
 
-    Without ``connect.decimal.precision`` (or above 38) the type is DECIMAL(38, scale); values
-    that do not fit are reported as mismatches (quarantined), never truncated.
+    A precision or scale above 38 (MySQL ``DECIMAL(65,30)``, PostgreSQL ``NUMERIC(50,20)``) is a
+    STRING of the exact value. Without ``connect.decimal.precision`` the type is
+    DECIMAL(38, scale); values that do not fit are mismatches (quarantined), never truncated.
     """
     scale = int(schema.param("scale") or 0)
     precision_text = schema.param("connect.decimal.precision")
     precision = int(precision_text) if precision_text else None
-    p = min(precision or _MAX_PRECISION, _MAX_PRECISION)
-    p = max(p, scale) if scale <= _MAX_PRECISION else _MAX_PRECISION
-    target = DecimalType(p, min(scale, p))
+    if (precision or 0) > _MAX_PRECISION or scale > _MAX_PRECISION or scale < 0:
+        return LeafCodec(StringType(), f"decimal({precision},{scale})",
+                         lambda raw: let(digits_text(raw), lambda t: point_text(t, scale)))
+    p = max(precision or _MAX_PRECISION, scale)
+    target = DecimalType(p, scale)
+    if precision is None:  # any length: the exact text, then the type if it fits
+        return LeafCodec(target, f"decimal({precision},{scale})",
+                         lambda raw: exact_decimal(let(digits_text(raw), lambda t: point_text(t, scale)), target))
     chunks = _chunks_for(precision)
 
     def fn(raw: Column) -> Column:
@@ -90,7 +205,7 @@ def decimal_codec(schema: ConnectSchema) -> Codec:
 
 @dataclass(frozen=True, eq=False)
 class _VariableScaleDecimal(Codec):
-    target: DecimalType
+    target: DecimalType | StringType
 
     @property
     def raw_type(self) -> DataType:
@@ -106,10 +221,12 @@ class _VariableScaleDecimal(Codec):
 
     def decode(self, raw: Column) -> Column:
         scale = raw["scale"].try_cast("int")
-        text = scale_digits(unscaled(raw["value"], 3), scale)
-        return sf.when(scale.between(0, 1000), text.try_cast(self.target))
+        text = let(digits_text(raw["value"]), lambda t: point_text(t, scale))
+        return sf.when(scale.between(-_MAX_SCALE, _MAX_SCALE), exact_decimal(text, self.target))
 
 
-def variable_scale_decimal_codec(target: DecimalType) -> Codec:
-    """``io.debezium.data.VariableScaleDecimal`` ``{scale, value}`` -> ``target`` (rounded)."""
+def variable_scale_decimal_codec(target: DecimalType | StringType) -> Codec:
+    """``io.debezium.data.VariableScaleDecimal`` ``{scale, value}`` -> ``target``: STRING, the
+    exact decimal text; or a DECIMAL, where a value that does not fit it exactly (more fraction
+    or integer digits) is a mismatch, quarantined rather than rounded."""
     return _VariableScaleDecimal(target)

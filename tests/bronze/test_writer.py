@@ -155,3 +155,26 @@ def test_a_replayed_block_is_cut_at_the_high_water_mark(tmp_path):
     assert (result.records_written, result.records_skipped) == (3, 3)
     assert [orjson.loads(r["key"])["id"] for r in read(root, "p.public.t")] == list(range(1, 9))
     assert w2.commit([block("p.public.t", 2, 4)], [], {"lsn": 3}, snapshot_completed=False).records_written == 0
+
+
+def test_renames_and_column_ids_join_a_schema_history_written_without_them(tmp_path):
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    root = str(tmp_path)
+    old_history = pa.table({"topic": ["p.public.t"], "schema_id": ["s0"], "table": ["public.t"],
+                            "primary_key": [["id"]], "key_schema": ["{}"], "value_schema": ["{}"],
+                            "registered_at": [dt.datetime(2026, 1, 1, tzinfo=dt.UTC)]},
+                           schema=pa.schema([
+                               ("topic", pa.string(), False), ("schema_id", pa.string(), False),
+                               ("table", pa.string(), False), ("primary_key", pa.list_(pa.string()), False),
+                               ("key_schema", pa.large_string(), False), ("value_schema", pa.large_string(), False),
+                               ("registered_at", pa.timestamp("us", tz="UTC"), False)]))
+    write_deltalake(schemas_path(root, "p"), old_history)  # as capture wrote it before renames were recorded
+    w = BronzeWriter(root, "p")
+    w.recover()
+    renamed = SchemaVersion("p.public.t", "s1", "{}", "{}", "public.t", ("id",), (("price", "unit_price"),), (1, 2))
+    w.commit([rec("p.public.t", 1)], [renamed], {"lsn": 1}, snapshot_completed=True)
+    rows = sorted(DeltaTable(schemas_path(root, "p")).to_pyarrow_table().to_pylist(), key=lambda r: r["schema_id"])
+    assert [(r["schema_id"], r["renamed_columns"], r["column_ids"]) for r in rows] == [
+        ("s0", None, None), ("s1", [{"old": "price", "new": "unit_price"}], [1, 2])]

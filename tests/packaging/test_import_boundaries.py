@@ -185,3 +185,18 @@ def test_rebuild_needs_no_connector_driver(tmp_path):
     code, _, err, _ = run_blocked((*PG_DRIVERS, *MYSQL_DRIVERS, "pysail"), "rebuild", "-c", pg_file(tmp_path),
                                   "--table", "customers", "--yes")
     assert code == 2 and "cdc-lakehouse[sail]" in err  # it got as far as the engine check
+
+
+def test_expectations_need_the_quality_extra_only_where_silver_runs(tmp_path):
+    """validate and status load a file with expectations without Great Expectations; silver names its extra."""
+    path = tmp_path / "quality.yaml"
+    path.write_text(Path(pg_file(tmp_path, silver=False)).read_text()
+                    + "silver:\n  - table: customers\n    source: pg.public.customers\n    expectations:\n"
+                      "      - {type: not_null, column: email, action: warn}\n")
+    for command in ("validate", "status"):
+        code, _, err, _ = run_blocked(("great_expectations",), command, "-c", str(path))
+        assert code == 0, err
+    code, _, err, loaded = run_blocked(("great_expectations",), "silver", "-c", str(path), "--once")
+    assert code == 2, err
+    assert "pip install 'cdc-lakehouse[quality]'" in err and "Traceback" not in err
+    assert not loaded & set(SPARK), loaded  # refused before any session started

@@ -20,7 +20,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from pipelines.cli import main
-from pipelines.metrics import exported_names
+from pipelines.metrics import CaptureMetrics, exported_names, serving
 from tests.support.mariadb_pipeline import mariadb_pipeline_text
 from tests.support.pipeline_yaml import pipeline_text
 
@@ -233,4 +233,26 @@ def test_a_metrics_port_in_use_is_an_error_before_capturing(tmp_path, capsys):
         port = taken.getsockname()[1]
         assert main(["capture", "-c", str(config), "--until-idle", "--metrics-port", str(port)]) == 1
     assert f"cannot serve metrics on port {port}" in capsys.readouterr().err
+    assert not (tmp_path / "lake").exists()
+
+
+def test_the_metrics_host_limits_where_the_server_listens(capsys):
+    lines: list[str] = []
+    with serving(CaptureMetrics(), 0, lines.append):  # port 0: no server at all
+        pass
+    assert lines == []
+    with serving(CaptureMetrics(), _free_port(), lines.append, "127.0.0.1") as server:
+        assert server is not None
+        assert server._server.server_address[0] == "127.0.0.1"
+        assert lines == [f"metrics: http://127.0.0.1:{server.port}/metrics, health: "
+                         f"http://127.0.0.1:{server.port}/health"]
+        assert _health(server.port)[0] == 503  # no source has reported yet: down, but served
+
+
+def test_a_metrics_host_that_cannot_be_bound_is_an_error_before_capturing(tmp_path, capsys):
+    config = tmp_path / "pipeline.yaml"
+    config.write_text(pipeline_text(str(tmp_path / "lake"), "host=127.0.0.1 port=1 dbname=d user=u"))
+    assert main(["capture", "-c", str(config), "--until-idle", "--metrics-port", str(_free_port()),
+                 "--metrics-host", "192.0.2.1"]) == 1  # TEST-NET-1: never an address of this machine
+    assert "cannot serve metrics on 192.0.2.1:" in capsys.readouterr().err
     assert not (tmp_path / "lake").exists()

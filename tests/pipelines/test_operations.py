@@ -259,3 +259,37 @@ def test_mariadb_rewind_rereads_without_duplicates_and_refuses_a_purged_file(mar
     assert "nothing to drop on the mariadb server" in capsys.readouterr().out
     assert _capture(config) == 1
     assert f"source {SOURCE} was decommissioned" in capsys.readouterr().err
+
+
+@pytest.mark.integration
+def test_mariadb_rewind_to_a_gtid_position_rereads_exactly_what_followed_it(mariadb_db, tmp_path, capsys):
+    args = mariadb_db
+    root = str(tmp_path / "lake")
+    _maria(args, "CREATE TABLE g (id int PRIMARY KEY, v int)", "INSERT INTO g VALUES (1, 1)")
+    config = tmp_path / "pipeline.yaml"
+    config.write_text(mariadb_pipeline_text(root, args, server_id=5912, capture={"commit_max_records": 100}))
+    assert _capture(config) == 0
+    _maria(args, "INSERT INTO g VALUES (2, 2)")
+    (gtid,), = _maria(args, "SELECT @@gtid_binlog_pos")  # the transaction that inserted row 2
+    _maria(args, "INSERT INTO g VALUES (3, 3)", "UPDATE g SET v = 10 WHERE id = 1")
+    assert _capture(config) == 0
+    topic = f"{SOURCE}.{args['database']}.g"
+    before = read_topic(root, topic)
+    capsys.readouterr()
+
+    assert main(["reset", "-c", str(config), "--source", SOURCE, "--to", gtid, "--yes"]) == 0
+    out = capsys.readouterr().out
+    assert f"(right after GTID position {gtid})" in out, out
+    file, pos = re.search(r"binlog position (\S+):(\d+) \(right after", out).groups()  # type: ignore[union-attr]
+    (server_says,), = _maria(args, f"SELECT BINLOG_GTID_POS('{file}', {pos})")  # the server's own view
+    assert server_says == gtid
+    assert main(["capture", "-c", str(config), "--until-idle"]) == 0
+    out = capsys.readouterr().out
+    # the two transactions after the GTID (insert 3, update 1) are read again, nothing before them
+    assert "2 replayed records were already in bronze and were skipped" in out, out
+    assert read_topic(root, topic) == before
+
+    domain, server, sequence = gtid.split("-")
+    assert main(["reset", "-c", str(config), "--source", SOURCE, "--to", f"{domain}-{server}-{int(sequence) + 10**6}",
+                 "--yes"]) == 1
+    assert "the binlog has no point after GTID position" in capsys.readouterr().err

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from cdc_sources.mysql.options import MARIADB_OPTIONS, MYSQL_OPTIONS
 from cdc_sources.postgres.options import POSTGRES_OPTIONS
+from cdc_sources.sqlserver.options import SQLSERVER_OPTIONS
 from pipelines.options_reference import render
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "connector-options.md"
@@ -17,7 +18,7 @@ def test_the_page_is_up_to_date():
 
 def test_every_option_is_listed_with_its_default():
     text = render()
-    for options in (POSTGRES_OPTIONS, MYSQL_OPTIONS, MARIADB_OPTIONS):
+    for options in (POSTGRES_OPTIONS, MYSQL_OPTIONS, MARIADB_OPTIONS, SQLSERVER_OPTIONS):
         for name, spec in options.specs.items():
             assert f"| `{name}` | " in text, name
             if spec.default:

@@ -14,6 +14,7 @@ from pipelines.config import parse_pipeline
 from pipelines.rebuild import rebuild
 from pipelines.silver_runner import run_silver
 from tests.pipelines.exactly_once_support import create_schema, pipeline_yaml
+from tests.support.engines import SAIL_ONLY
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.spark]
 
@@ -25,6 +26,7 @@ def _silver_rows(spark, root: str, table: str) -> list[tuple[object, ...]]:
             .select("id", *(["balance", "note"] if table == "accounts" else ["qty", "status"])).orderBy("id").collect()]
 
 
+@SAIL_ONLY
 def test_rebuild_drops_one_table_and_builds_it_again_equal_to_the_source(pg_db, tmp_path, spark):
     root = str(tmp_path / "lake")
     create_schema(pg_db, big=3, accounts=20, orders=20)

@@ -21,6 +21,7 @@ from pipelines.engine import EngineSpec
 from pipelines.operations import reset
 from pipelines.rebuild import rebuild
 from pipelines.silver_runner import TableRunResult, run_silver
+from tests.support.engines import SAIL_ONLY
 from tests.support.resnapshot_oracle import check_silver, never_closed_as_deleted, silver_yaml
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.spark]
@@ -96,6 +97,7 @@ def _ever(dsn: str) -> set[int]:
     return {r[0] for r in _source(dsn)}
 
 
+@SAIL_ONLY
 def test_snapshot_mode_always_resnapshot_removes_rows_deleted_while_stopped(pg_db, tmp_path, spark):
     root = str(tmp_path / "lake")
     _setup(pg_db)
@@ -116,6 +118,7 @@ def test_snapshot_mode_always_resnapshot_removes_rows_deleted_while_stopped(pg_d
     _check(root, pg_db, ever)
 
 
+@SAIL_ONLY
 def test_lost_slot_when_needed_resnapshot_removes_rows_deleted_meanwhile(pg_db, tmp_path, spark):
     root = str(tmp_path / "lake")
     _setup(pg_db)
@@ -134,6 +137,7 @@ def test_lost_slot_when_needed_resnapshot_removes_rows_deleted_meanwhile(pg_db, 
     _check(root, pg_db, ever)
 
 
+@SAIL_ONLY
 def test_reset_then_capture_split_over_increments_removes_deleted_rows(pg_db, tmp_path, spark):
     """The re-snapshot spans several silver increments (max_bronze_rows_per_run): rows go only at its end."""
     root = str(tmp_path / "lake")

@@ -15,6 +15,7 @@ from pipelines.capture import run_capture
 from pipelines.config import PipelineConfig, parse_pipeline
 from pipelines.engine import EngineSpec
 from pipelines.silver_runner import run_silver
+from tests.support.engines import SAIL_ONLY
 from tests.support.mariadb_pipeline import SOURCE, mariadb_pipeline_text
 from tests.support.resnapshot_oracle import check_silver, silver_yaml
 
@@ -77,6 +78,7 @@ def _silver(spark: Any, cfg: PipelineConfig, root: str) -> None:
     raise AssertionError("silver did not catch up in 30 passes")
 
 
+@SAIL_ONLY
 def test_snapshot_mode_always_resnapshot_removes_rows_deleted_while_stopped(mariadb_db, tmp_path, spark):
     root = str(tmp_path / "lake")
     _setup(mariadb_db)
@@ -91,6 +93,7 @@ def test_snapshot_mode_always_resnapshot_removes_rows_deleted_while_stopped(mari
     check_silver(root, _source(mariadb_db), ever)
 
 
+@SAIL_ONLY
 def test_purged_binlog_when_needed_resnapshot_removes_rows_deleted_meanwhile(tmp_path, spark):
     from pipelines.local_mariadb import LocalMariaDB
 

@@ -114,8 +114,10 @@ class BronzeBuilder:
         return topic_path(self.root, self.topic)
 
     # ---- schema history ----
-    def register(self, fields: list[dict[str, Any]], primary_key: list[str], schema_id: str | None = None) -> str:
-        """Register a schema version (written at once) and use it for the next events."""
+    def register(self, fields: list[dict[str, Any]], primary_key: list[str], schema_id: str | None = None,
+                 *, renamed: list[tuple[str, str]] | None = None) -> str:
+        """Register a schema version (written at once) and use it for the next events;
+        ``renamed``: the (old, new) column renames that led to it, as capture records them."""
         row = {"type": "struct", "fields": fields, "optional": True, "name": f"{self.topic}.Value"}
         envelope = {"type": "struct", "optional": False, "name": f"{self.topic}.Envelope", "version": 2, "fields": [
             {**row, "field": "before"}, {**row, "field": "after"},
@@ -133,7 +135,9 @@ class BronzeBuilder:
         now = dt.datetime.now(dt.UTC) + dt.timedelta(microseconds=self.seq)
         tbl = pa.Table.from_pylist([{"topic": self.topic, "schema_id": sid, "table": f"{self.schema}.{self.table}",
                                      "primary_key": list(primary_key), "key_schema": key_text,
-                                     "value_schema": value_text, "registered_at": now}], schema=SCHEMAS_SCHEMA)
+                                     "value_schema": value_text, "registered_at": now,
+                                     "renamed_columns": [{"old": o, "new": n} for o, n in renamed or ()]}],
+                                   schema=SCHEMAS_SCHEMA)
         write_deltalake(schemas_path(self.root, self.source), tbl, mode="append")
         return sid
 

@@ -73,6 +73,8 @@ def test_options_validation():
     with pytest.raises(ValidationError):
         SilverOptions(consistency={"shop": "serializable"})  # type: ignore[dict-item]
     assert SilverOptions(variable_scale_decimal="DECIMAL(20,4)").variable_scale_decimal == "decimal(20,4)"
+    assert SilverOptions().variable_scale_decimal == "string"  # lossless by default
+    assert SilverOptions(variable_scale_decimal=" STRING ").variable_scale_decimal == "string"
 
 
 def test_pipeline_file_errors_name_the_file_line_and_key():

@@ -14,6 +14,7 @@ from silver.resnapshot import BatchSpan, TableSnapshot, snapshot_windows, table_
 from tests.silver.bronze_builder import BronzeBuilder, int32, string
 from tests.silver.conftest import rows
 from tests.silver.test_crash_safety import _arm
+from tests.support.engines import SAIL_ONLY
 
 
 def test_windows_end_at_completed_batches_and_skip_a_running_snapshot():
@@ -78,6 +79,7 @@ def _tables(spark, root: str) -> tuple[list[tuple[object, ...]], ...]:
             rows(load("hist"), "id", "note", "_cdc_is_current", "_cdc_deleted"))
 
 
+@SAIL_ONLY
 def test_a_resnapshot_killed_at_every_write_then_rerun_equals_the_source(spark, engine, tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch):
     base = tmp_path / "base"
@@ -116,3 +118,39 @@ def test_a_resnapshot_killed_at_every_write_then_rerun_equals_the_source(spark, 
         assert _tables(spark, str(trial)) == reference, f"kill at write {kill_at}"
         shutil.rmtree(trial)
         kill_at += 1
+
+
+# ---- an incremental snapshot: boundaries from its rows' positions ----
+
+def _incremental_rows(b: BronzeBuilder, rows: list[dict[str, object]], *, start: int, last: bool) -> None:
+    """Rows of incremental snapshot ``inc-1`` as capture writes them (``start``: the commit LSN of the
+    watermark that opened the table's first chunk)."""
+    for row in rows:
+        value = b.envelope("r", None, row, snapshot="incremental")
+        b.raw(key=b.key_of(row), value=value, op="r", position={
+            "lsn_proc": b.lsn, "lsn_commit": start + 10, "lsn": b.lsn, "incremental_snapshot_correlation_id": "inc-1",
+            "incremental_snapshot_last_chunk": last, "incremental_snapshot_table_start_commit": start})
+
+
+@SAIL_ONLY
+def test_an_incremental_snapshot_removes_unread_rows_once_its_last_chunk_is_in(spark, tmp_path: Path):
+    root = str(tmp_path / "lake")
+    b, decls = _prepare(root)  # ids 1..5 in silver
+    go = lambda: run_silver(root=root, engine=EngineSpec(), tables=decls[:1], options=SilverOptions(),  # noqa: E731
+                            sources={"shop": "shop"}, once=True, spark=spark)
+    assert go().ok
+    # id 4 was deleted unseen; the snapshot's max key is read after its first open watermark (commit
+    # `start`): id 9, inserted after it, is streamed and never read by a chunk
+    start = b.lsn + 1000
+    b.next_tx().update({"id": 2, "note": "before the snapshot"}, commit_lsn=start - 500)
+    b.next_tx().insert({"id": 9, "note": "streamed in the first window"}, commit_lsn=start)
+    _incremental_rows(b, [{"id": 1, "note": "n1"}, {"id": 2, "note": "before the snapshot"}], start=start, last=False)
+    b.commit_offset(b.commit(), {"lsn": 120}, snapshot_completed=True)
+    assert go().ok
+    assert [r[0] for r in rows(spark.read.format("delta").load(f"{root}/silver/hard"), "id")] == [1, 2, 3, 4, 5, 9]
+    _incremental_rows(b, [{"id": 3, "note": "n3"}, {"id": 5, "note": "n5b"}], start=start, last=True)
+    b.commit_offset(b.commit(), {"lsn": 140}, snapshot_completed=True)
+    result = go()
+    assert result.ok and result.tables[0].resnapshot_seq == 8  # id 9's insert: the first change after the start
+    hard = rows(spark.read.format("delta").load(f"{root}/silver/hard"), "id", "note")
+    assert hard == [(1, "n1"), (2, "before the snapshot"), (3, "n3"), (5, "n5b"), (9, "streamed in the first window")]

@@ -250,7 +250,7 @@ class Applier:
             self.warnings.append(f"CREATE TABLE {table_id} LIKE {source_id}: {source_id} is unknown, "
                                  f"{table_id} was not created")
             return
-        copied = dataclasses.replace(source, id=table_id, comment=None)
+        copied = dataclasses.replace(source, id=table_id, comment=None, renamed_columns=())
         self.state.put(copied, self.state.indexes(source_id))
         self._event(EventKind.CREATE_TABLE, table_id.database, table_id=table_id)
 
@@ -438,7 +438,7 @@ class Applier:
             if table is None:
                 self.warnings.append(f"RENAME TABLE {old} TO {new}: {old} is unknown")
             else:
-                self.state.put(dataclasses.replace(table, id=new), indexes)
+                self.state.put(dataclasses.replace(table, id=new, renamed_columns=()), indexes)
             self._event(EventKind.ALTER_TABLE, new.database, statement=text, table_id=new, renamed_from=old,
                         previous_id=old)
 

@@ -46,6 +46,7 @@ class TableEditor:
         self.comment: str | None = None
         self.attributes: tuple[tuple[str, str], ...] = ()
         self.unique_indexes: list[UniqueIndex] = []
+        self.renames: list[tuple[str, str]] = []
 
     @classmethod
     def of(cls, table: TableDef, unique_indexes: tuple[UniqueIndex, ...] = ()) -> TableEditor:
@@ -107,6 +108,7 @@ class TableEditor:
         key = old.lower()
         existing = self.columns[key]
         renamed = dataclasses.replace(existing, name=new)
+        self.renames.append((existing.name, new))
         self.columns = {(new.lower() if k == key else k): (renamed if k == key else c) for k, c in self.columns.items()}
         self.primary_key = [new if n == existing.name else n for n in self.primary_key]
         self.unique_indexes = [
@@ -172,4 +174,13 @@ class TableEditor:
             if all(c is not None and c.lower() in self.columns for c in u.columns))
         return TableDef(id=self.table_id, columns=tuple(columns), primary_key=tuple(self.primary_key),
                         unique_keys=unique, default_charset=self.default_charset, comment=self.comment,
-                        attributes=self.attributes)
+                        attributes=self.attributes, renamed_columns=self._net_renames())
+
+    def _net_renames(self) -> tuple[tuple[str, str], ...]:
+        """The statement's renames from the original name to the final one (``a`` to ``b`` then
+        ``b`` to ``c`` is ``a`` to ``c``), for columns that still exist."""
+        final: dict[str, str] = {}
+        for old, new in self.renames:
+            origin = next((o for o, n in final.items() if n.lower() == old.lower()), old)
+            final[origin] = new
+        return tuple((o, n) for o, n in final.items() if o != n and n.lower() in self.columns)

@@ -114,8 +114,8 @@ def test_tasks_run_the_wheels_entry_points_with_valid_arguments(wheel, tmp_path)
     (capture,) = jobs["shop_capture"]["tasks"]
     (silver,) = jobs["shop_silver"]["tasks"]
     (maintain,) = jobs["shop_maintain"]["tasks"]
-    for task, target in ((capture, "pipelines.cli:main"), (silver, "jobs.silver_job:main"),
-                         (maintain, "pipelines.cli:main")):
+    for task, target in ((capture, "pipelines.cli:task"), (silver, "jobs.silver_job:main"),
+                         (maintain, "pipelines.cli:task")):
         wheel_task = task["python_wheel_task"]
         assert wheel_task["package_name"] == "cdc_lakehouse"
         assert scripts[wheel_task["entry_point"]] == target

@@ -18,6 +18,7 @@ from pipelines.config import PipelineConfig, parse_pipeline
 from pipelines.maintenance.run import TableReport, maintain, targets
 from pipelines.silver_runner import run_silver
 from tests.pipelines.exactly_once_support import Workload, create_schema, pipeline_yaml
+from tests.support.engines import SAIL_ONLY
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.spark]
 
@@ -140,6 +141,7 @@ def test_compaction_and_vacuum_while_capture_appends_keep_silver_applying(pg_db,
     _equal_to_source(spark, root, pg_db)
 
 
+@SAIL_ONLY
 def test_retention_deletes_only_rows_every_silver_table_applied(pg_db, tmp_path, spark):
     root = str(tmp_path / "lake")
     create_schema(pg_db, **SIZES)

@@ -97,7 +97,7 @@ def test_variable_scale_decimal(spark):
         {"type": "int32", "optional": False, "field": "scale"}, {"type": "bytes", "optional": False, "field": "value"}]}
     got = values(spark, s, {"scale": 3, "value": enc_decimal("-1.234", 3)},
                  {"scale": 0, "value": enc_decimal("123456789012345678", 0)}, None)
-    assert got == [Decimal("-1.234"), Decimal("123456789012345678"), None]
+    assert got == ["-1.234", "123456789012345678", None]
 
 
 def test_dates_times_and_timestamps(spark):

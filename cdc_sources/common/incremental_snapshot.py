@@ -1,0 +1,498 @@
+"""Signals and incremental snapshots, applied to a connector's stream as it is read.
+
+`IncrementalSnapshotter.wrap` sits between the stream reader and the coordinator. It reads
+signals from the signal table's inserts (``source`` channel, in stream order) and from
+``signal.file`` (``file`` channel, at checkpoints), and runs Debezium's incremental snapshot
+(watermark-based, ``insert_insert``):
+
+1. for the next chunk it inserts an *open* watermark into the signal table, selects the next
+   ``incremental.snapshot.chunk.size`` rows by key (primary key, or ``surrogate-key``) above
+   the last completed chunk, not above the table's largest key at its start, with the
+   ``additional-conditions`` filter; then inserts a *close* watermark;
+2. when the stream reaches the open watermark the window opens: every streamed event of the
+   table drops the buffered row of its key (the stream is newer than the chunk);
+3. when it reaches the close watermark the remaining rows are emitted there as ``op = r``
+   events with ``source.snapshot = "incremental"``, and the next chunk is read.
+
+Exactly-once: the emitted rows take the order keys following the close watermark's
+(``(*close, i)``), and the snapshot's progress rides in every checkpoint's offset
+(`IncrementalState`). A restart re-reads the pending chunk and emits it at the same close
+watermark, under the same order keys, which bronze drops if it has them already.
+
+Connector-neutral: what touches the database (watermark inserts, chunk queries, rendering
+the rows as events) is a `ChunkSource` (PostgreSQL: `cdc_sources.postgres.incremental`).
+Checkpoint offsets must carry ``lsn_commit`` for the silver boundary (`POSITION_START`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Protocol
+
+import orjson
+
+from cdc_sources.common.incremental_state import (
+    POSITION_ID,
+    POSITION_LAST,
+    POSITION_START,
+    IncrementalState,
+    SnapshotCollection,
+    without_state,
+)
+from cdc_sources.common.signal_options import SignalSettings
+from cdc_sources.common.signals import (
+    ExecuteSnapshot,
+    LogMessage,
+    PauseSnapshot,
+    ResumeSnapshot,
+    Signal,
+    SignalError,
+    SnapshotKind,
+    StopSnapshot,
+    Watermark,
+    matching,
+    parse_signal,
+    parse_signal_line,
+)
+from cdc_sources.spi import ChangeBlock, ChangeRecord, Checkpoint, StreamItem
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Chunk", "ChunkSource", "IncrementalSnapshotter", "read_signal_file"]
+
+Key = tuple[str | None, ...]
+
+
+@dataclass
+class Chunk:
+    """Rows of one chunk, rendered, in key order.
+
+    Attributes:
+        topic: the table's topic.
+        rows: key JSON text -> the row's ``after`` JSON text (streamed events of a key drop it).
+        last_key: the chunking key of the last row read (text values).
+        more: whether rows are left after this chunk.
+    """
+
+    topic: str
+    rows: dict[str | None, str]
+    last_key: Key | None
+    more: bool
+
+
+class ChunkSource(Protocol):
+    """What an incremental snapshot needs from a connector (one database connection, autocommit)."""
+
+    def chunk_key(self, c: SnapshotCollection) -> tuple[str, ...] | str:
+        """The columns chunks are ordered by (the surrogate key, else the primary key), or why there are none."""
+        ...
+
+    def max_key(self, c: SnapshotCollection, key: Sequence[str]) -> Key | None:
+        """The largest key of the rows matching the table's condition; None when there are none."""
+        ...
+
+    def read_chunk(self, c: SnapshotCollection, key: Sequence[str], after: Key | None, upto: Key | None,
+                   size: int | None) -> Chunk:
+        """Up to ``size`` rows (None: all) with a key above ``after`` and not above ``upto``, in key order."""
+        ...
+
+    def insert_watermark(self, window_id: str, *, opens: bool, data: str | None = None) -> None:
+        """Insert ``<window_id>-open`` (``snapshot-window-open``) or ``-close`` into the signal table."""
+        ...
+
+    def watermarks_present(self, window_id: str) -> dict[str, str | None]:
+        """The window's watermarks in the signal table: id -> data."""
+        ...
+
+    def read_events(self, c: SnapshotCollection, chunk: Chunk, order_key: tuple[int, ...],
+                    position: str) -> list[StreamItem]:
+        """The chunk's remaining rows as ``r`` events (``source.snapshot = "incremental"``), order keys
+        ``(*order_key, 1..)``, ``position`` their position text; a `SchemaVersion` first if needed."""
+        ...
+
+
+@dataclass
+class _Window:
+    """A chunk read and buffered until its close watermark."""
+
+    chunk_id: str
+    collection: SnapshotCollection
+    chunk: Chunk
+
+    @property
+    def rows(self) -> dict[str | None, str]:
+        return self.chunk.rows
+
+    @property
+    def last_chunk(self) -> bool:
+        return not self.chunk.more
+
+    @property
+    def last_key(self) -> Key | None:
+        return self.chunk.last_key
+
+
+def read_signal_file(path: str) -> list[tuple[int, str]]:
+    """Take the lines appended to the file channel so far: ``(line number, text)``.
+
+    The file is renamed before it is read, so lines appended meanwhile go to a new file and
+    are read next time.
+    """
+    src = Path(path)
+    if not src.exists():
+        return []
+    taken = src.with_name(f"{src.name}.{os.getpid()}.reading")
+    os.replace(src, taken)
+    lines = [(n, line) for n, line in enumerate(taken.read_text(encoding="utf-8").splitlines(), 1) if line.strip()]
+    taken.unlink()
+    return lines
+
+
+class IncrementalSnapshotter:
+    """Applies signals and runs incremental snapshots over one session's stream. Not thread-safe.
+
+    Args:
+        source: the connector's database side.
+        signals: the signal settings.
+        tables: the captured tables, ``(schema, table)`` (signals may name only these).
+        prefix: ``topic.prefix``.
+        chunk_size: ``incremental.snapshot.chunk.size``.
+        state: the progress stored in the offset, if a snapshot was running.
+        read_only: ``read.only``: nothing may be written to the source, so no snapshot is started.
+    """
+
+    def __init__(self, *, source: ChunkSource, signals: SignalSettings, tables: Sequence[tuple[str, str]],
+                 prefix: str, chunk_size: int, state: IncrementalState | None, read_only: bool = False) -> None:
+        self.source = source
+        self.signals = signals
+        self.tables = list(tables)
+        self.chunk_size = chunk_size
+        self.state = state
+        self.read_only = read_only
+        self.window: _Window | None = None
+        self._out: list[StreamItem] = []
+        self._last_poll = 0.0
+        self._await_start = False
+        self._chunks = self._rows = 0  # of the current table, in this run (progress lines)
+        tbl = signals.table
+        self.signal_topic = f"{prefix}.{tbl.parts[0]}.{tbl.parts[1]}" if tbl is not None and len(tbl.parts) == 2 \
+            else None
+
+    # -- the stream ---------------------------------------------------------------------------
+
+    def busy(self) -> bool:
+        """Whether a snapshot is running and not paused, or a chunk awaits its close watermark (an
+        ``--until-idle`` run waits for it)."""
+        st = self.state
+        return st is not None and bool(st.collections) and (st.window is not None or not st.paused)
+
+    def wrap(self, items: Iterator[StreamItem]) -> Iterator[StreamItem]:
+        """The stream with signals applied and incremental snapshot rows inserted."""
+        self._poll_file(force=True)
+        self._resume()
+        yield from self._drain()
+        for item in items:
+            if type(item) is list:
+                yield from self._records(item)
+            elif isinstance(item, ChangeRecord | ChangeBlock):
+                yield from self._records([item])
+            elif isinstance(item, Checkpoint):
+                self._poll_file()
+                yield from self._drain()
+                yield self._with_state(item)
+            else:
+                yield item
+
+    def _drain(self) -> Iterator[StreamItem]:
+        out, self._out = self._out, []
+        yield from out
+
+    def _with_state(self, cp: Checkpoint) -> Checkpoint:
+        if self._await_start and self.state is not None and cp.offset.get("lsn_commit") is not None:
+            # the checkpoint right after the table's first open watermark: its commit LSN
+            self.state = replace(self.state, table_start=int(cp.offset["lsn_commit"]))
+            self._await_start = False
+        offset = without_state(cp.offset)
+        if self.state is not None:
+            offset.update(self.state.to_offset())
+        return Checkpoint(offset, idle=cp.idle and not self.busy())
+
+    def _records(self, records: Iterable[ChangeRecord | ChangeBlock]) -> Iterator[StreamItem]:
+        run: list[ChangeRecord] = []
+        for r in records:
+            if isinstance(r, ChangeBlock):
+                if run:
+                    yield run
+                    run = []
+                self._dedup_block(r)
+                yield r
+                if r.topic == self.signal_topic and r.op == "c":
+                    for i in range(len(r)):
+                        self._source_signal(r.values[i].as_py(), r.order_key(i), str(r.positions[i]))
+                        yield from self._drain()
+                continue
+            run.append(r)
+            w = self.window
+            if w is not None and self.state is not None and self.state.window_opened and r.topic == w.chunk.topic:
+                if r.op == "t":  # a truncate removed every buffered row
+                    w.rows.clear()
+                else:
+                    w.rows.pop(r.key, None)
+            if r.topic == self.signal_topic and r.op == "c" and r.value is not None:
+                self._source_signal(r.value, r.order_key, r.position)
+                if self._out:
+                    yield run
+                    run = []
+                    yield from self._drain()
+        if run:
+            yield run
+
+    def _dedup_block(self, block: ChangeBlock) -> None:
+        w = self.window
+        if w is None or self.state is None or not self.state.window_opened or block.topic != w.chunk.topic:
+            return
+        if block.op == "t":
+            w.rows.clear()
+            return
+        for key in (block.keys.to_pylist() if block.keys is not None else [None] * len(block)):
+            w.rows.pop(key, None)
+
+    def _source_signal(self, value: str, order_key: tuple[int, ...], position: str) -> None:
+        after = orjson.loads(value).get("after") or {}
+        fields = list(after.values())
+        if len(fields) < 3:
+            log.warning("signal table %s: a row needs the columns id, type, data; got %s",
+                        self.signals.table.text if self.signals.table else "?", sorted(after))
+            return
+        sig_id, kind, data = (None if v is None else str(v) for v in fields[:3])
+        if kind is None:
+            return
+        try:
+            signal = parse_signal(sig_id or "", kind, data, where=f"signal table {self.signals.table.text}")  # type: ignore[union-attr]
+        except SignalError as exc:
+            log.warning("%s: ignored", exc)
+            return
+        self.apply(signal, order_key=order_key, position=position)
+
+    def _poll_file(self, *, force: bool = False) -> None:
+        if not self.signals.file_enabled:
+            return
+        now = time.monotonic()
+        if not force and now - self._last_poll < self.signals.poll_interval_s:
+            return
+        self._last_poll = now
+        for n, line in read_signal_file(self.signals.file):
+            try:
+                signal = parse_signal_line(line, where=f"{self.signals.file}:{n}")
+            except SignalError as exc:
+                log.warning("%s: ignored", exc)
+                continue
+            if isinstance(signal.action, Watermark):
+                log.warning("%s:%d: watermarks come only from the signal table: ignored", self.signals.file, n)
+                continue
+            self.apply(signal, order_key=None, position=None)
+
+    # -- signals ------------------------------------------------------------------------------
+
+    def apply(self, signal: Signal, *, order_key: tuple[int, ...] | None, position: str | None) -> None:
+        """Act on one signal; rows to emit are queued (`_drain`)."""
+        a = signal.action
+        if isinstance(a, Watermark):
+            self._watermark(a, order_key, position)
+        elif isinstance(a, ExecuteSnapshot):
+            # the id names this signal row (replayed after a restart, it yields the same chunk ids)
+            origin = str(order_key[0]) if order_key else str(uuid.uuid4())
+            self._execute(signal.id, f"{signal.id}@{origin}", a)
+        elif isinstance(a, StopSnapshot):
+            self._stop(a)
+        elif isinstance(a, PauseSnapshot):
+            if self.state is not None:
+                log.info("incremental snapshot %s paused", self.state.correlation_id)
+                self.state = replace(self.state, paused=True)
+        elif isinstance(a, ResumeSnapshot):
+            if self.state is not None and self.state.paused:
+                log.info("incremental snapshot %s resumed", self.state.correlation_id)
+                self.state = replace(self.state, paused=False)
+                if self.state.window is None:
+                    self._next_chunk()
+        elif isinstance(a, LogMessage):
+            log.info("signal %s: %s", signal.id, a.message)
+
+    def _execute(self, signal_id: str, correlation_id: str, a: ExecuteSnapshot) -> None:
+        if a.kind is SnapshotKind.BLOCKING:
+            log.warning("signal %s: blocking snapshots are not supported; use type incremental: ignored", signal_id)
+            return
+        if self.read_only:
+            log.error("signal %s: read.only is set, and incremental snapshots write watermarks to the signal "
+                      "table (read-only incremental snapshots are not supported yet): ignored", signal_id)
+            return
+        if self.signal_topic is None or not self.signals.source_enabled:
+            log.warning("signal %s: incremental snapshots need the signal table (signal.data.collection, "
+                        "channel source) for their watermarks: ignored", signal_id)
+            return
+        signal_table = tuple(self.signals.table.parts) if self.signals.table else ()
+        names = [t for t in matching(a.collections, self.tables) if t != signal_table]
+        if not names:
+            log.warning("signal %s: no captured table matches %s: nothing to snapshot", signal_id,
+                        [c.text for c in a.collections])
+            return
+        added = tuple(SnapshotCollection(s, t, a.condition_for(s, t), a.surrogate_key) for s, t in names)
+        log.info("signal %s: incremental snapshot of %s", signal_id, ", ".join(c.id for c in added))
+        if self.state is None:
+            self.state = IncrementalState(correlation_id, added)
+            self._next_chunk()
+        else:  # Debezium adds the tables to the running snapshot
+            self.state = replace(self.state, collections=self.state.collections + added)
+
+    def _stop(self, a: StopSnapshot) -> None:
+        if self.state is None or a.kind is not SnapshotKind.INCREMENTAL:
+            return
+        if not a.collections:
+            log.info("incremental snapshot %s stopped", self.state.correlation_id)
+            self.state, self.window = None, None
+            return
+        keep = tuple(c for c in self.state.collections if not any(n.matches(c.schema, c.table) for n in a.collections))
+        current_stopped = self.state.current is not None and self.state.current not in keep
+        log.info("incremental snapshot %s: stopped for %s", self.state.correlation_id,
+                 ", ".join(c.id for c in self.state.collections if c not in keep))
+        if current_stopped:
+            self.window = None
+            self.state = replace(self.state, collections=keep, last_key=None, max_key=None, window=None,
+                                 window_opened=False, table_start=None)
+            if not keep:
+                self.state = None
+            elif not self.state.paused:
+                self._next_chunk()
+        else:
+            self.state = replace(self.state, collections=keep)
+
+    def _watermark(self, a: Watermark, order_key: tuple[int, ...] | None, position: str | None) -> None:
+        st, w = self.state, self.window
+        if st is None or st.window != a.chunk_id or order_key is None:
+            return  # another run's watermark (replayed), or a stopped snapshot's
+        if a.opens:
+            self.state = replace(st, window_opened=True)
+            self._await_start = st.table_start is None
+            return
+        if w is None:
+            return
+        self._emit(w, order_key, position or "{}")
+        st = replace(st, window=None, window_opened=False, last_key=w.last_key)
+        self.window = None
+        self._chunks += 1
+        self._rows += len(w.rows)
+        if w.last_chunk:
+            log.info("incremental snapshot %s: %s done, %d rows in %d chunks", st.correlation_id, w.collection.id,
+                     self._rows, self._chunks)
+            self._chunks = self._rows = 0
+        elif self._chunks % 50 == 0:
+            log.info("incremental snapshot %s: %s: %d rows in %d chunks so far, up to key %s", st.correlation_id,
+                     w.collection.id, self._rows, self._chunks, list(w.last_key or ()))
+        self.state = st.next_table() if w.last_chunk else st
+        if self.state is not None and not self.state.collections:
+            log.info("incremental snapshot %s completed", self.state.correlation_id)
+            self.state = None
+        elif not self.state.paused:
+            self._next_chunk()
+
+    # -- chunks -------------------------------------------------------------------------------
+
+    def _resume(self) -> None:
+        """Carry on a snapshot the stored offset says was running: re-read its pending chunk."""
+        st = self.state
+        if st is None:
+            return
+        log.info("resuming incremental snapshot %s at %s", st.correlation_id,
+                 st.current.id if st.current else "-")
+        if st.window is not None:
+            self._read_chunk(resumed=True)
+        elif not st.paused:
+            self._next_chunk()
+
+    def _next_chunk(self) -> None:
+        """Read the next chunk (opening its window) of the first table that has rows left."""
+        while self.state is not None and self.state.current is not None:
+            if self._read_chunk(resumed=False):
+                return
+            self.state = self.state.next_table()
+        if self.state is not None:
+            log.info("incremental snapshot %s completed", self.state.correlation_id)
+        self.state = None
+
+    def _chunk_id(self, st: IncrementalState) -> str:
+        """The id of the chunk after ``st.last_key``: the same when a restart reads that chunk again, so
+        the watermarks (and the range) written before the restart are found and the rows line up."""
+        assert st.current is not None
+        name = f"{st.correlation_id}/{st.current.id}/{orjson.dumps(list(st.last_key or ())).decode()}"
+        return str(uuid.uuid5(uuid.NAMESPACE_URL, name))
+
+    def _read_chunk(self, *, resumed: bool) -> bool:
+        """Insert the open watermark, read the chunk, insert the close watermark (its data: the
+        chunk's key range). A chunk whose watermarks exist already (a restart) is read over the
+        range its close watermark names. False: the current table has nothing left (or cannot be
+        snapshotted) and no window was opened."""
+        st = self.state
+        assert st is not None and st.current is not None
+        c = st.current
+        if (c.schema, c.table) not in self.tables:
+            log.warning("incremental snapshot %s: table %s is no longer captured: skipped", st.correlation_id, c.id)
+            return False
+        key = self.source.chunk_key(c)
+        if isinstance(key, str):
+            log.error("incremental snapshot %s: table %s: %s: skipped", st.correlation_id, c.id, key)
+            return False
+        src = self.source
+        chunk_id = self._chunk_id(st)
+        present = src.watermarks_present(chunk_id)
+        if f"{chunk_id}-open" not in present:
+            src.insert_watermark(chunk_id, opens=True)
+        known = _range(present.get(f"{chunk_id}-close"))
+        if st.max_key is None:  # after the open watermark: a larger key is a row streamed after it
+            top = known[2] if known else src.max_key(c, key)
+            if top is None:
+                log.info("incremental snapshot %s: %s has no rows to read", st.correlation_id, c.id)
+                if f"{chunk_id}-close" not in present:
+                    src.insert_watermark(chunk_id, opens=False)
+                return False
+            st = self.state = replace(st, max_key=top)
+        if known is not None:  # the same key range as before the restart: rows line up with their order keys
+            chunk = replace(src.read_chunk(c, key, st.last_key, known[0], None), last_key=known[0], more=known[1])
+        else:
+            chunk = src.read_chunk(c, key, st.last_key, st.max_key, self.chunk_size)
+            if not chunk.rows:
+                if f"{chunk_id}-close" not in present:
+                    src.insert_watermark(chunk_id, opens=False)
+                return False
+            src.insert_watermark(chunk_id, opens=False, data=orjson.dumps(
+                {"upto": list(chunk.last_key or ()), "more": chunk.more, "max": list(st.max_key or ())}).decode())
+        self.window = _Window(chunk_id, c, chunk)
+        self.state = replace(st, window=chunk_id, window_opened=st.window_opened if resumed else False)
+        log.debug("incremental snapshot %s: chunk %s of %s: %d rows up to key %s", st.correlation_id, chunk_id,
+                  c.id, len(chunk.rows), chunk.last_key)
+        return True
+
+    def _emit(self, w: _Window, order_key: tuple[int, ...], position: str) -> None:
+        """Queue the window's rows as ``r`` events right after the close watermark."""
+        st = self.state
+        assert st is not None
+        pos = {**without_state(orjson.loads(position)), POSITION_ID: st.correlation_id,
+               POSITION_LAST: w.last_chunk, POSITION_START: st.table_start}
+        self._out.extend(self.source.read_events(w.collection, w.chunk, order_key, orjson.dumps(pos).decode()))
+
+
+
+def _range(data: str | None) -> tuple[Key, bool, Key] | None:
+    """``(upto, more, max)`` from a close watermark's data; None when it names no range."""
+    if not data:
+        return None
+    try:
+        d = orjson.loads(data)
+        return tuple(d["upto"]), bool(d["more"]), tuple(d["max"])
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        return None

@@ -1,0 +1,86 @@
+"""The signal options (``signal.data.collection``, ``signal.enabled.channels``, ``signal.file``) as a typed value."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from cdc_sources.common.signals import CollectionName, parse_collection
+from cdc_sources.spi import ConfigProblem
+
+__all__ = ["SignalChannel", "SignalSettings", "signal_problems", "signal_settings"]
+
+
+class SignalChannel(StrEnum):
+    """Where signals come from. Debezium's ``kafka`` and ``jmx`` channels have no equivalent here."""
+
+    SOURCE = "source"
+    FILE = "file"
+
+
+@dataclass(frozen=True)
+class SignalSettings:
+    """Attributes:
+        table: the signal table (``signal.data.collection``), or None.
+        channels: the enabled channels.
+        file: the file channel's path.
+        poll_interval_s: how often the file channel is read.
+    """
+
+    table: CollectionName | None
+    channels: frozenset[SignalChannel]
+    file: str
+    poll_interval_s: float
+
+    @property
+    def source_enabled(self) -> bool:
+        """Whether signals (and incremental-snapshot watermarks) go through the signal table."""
+        return self.table is not None and SignalChannel.SOURCE in self.channels
+
+    @property
+    def file_enabled(self) -> bool:
+        return SignalChannel.FILE in self.channels
+
+
+def _channels(raw: Mapping[str, Any]) -> list[str]:
+    text = raw.get("signal.enabled.channels")
+    items = list(text) if isinstance(text, list | tuple) else str(text if text is not None else "source").split(",")
+    return [str(c).strip().lower() for c in items if str(c).strip()]
+
+
+def signal_problems(raw: Mapping[str, Any], path: str) -> list[ConfigProblem]:
+    """Every problem of the signal options given in ``raw`` (``path``: where the options are)."""
+    problems = []
+    known = {c.value for c in SignalChannel}
+    for c in _channels(raw):
+        if c not in known:
+            problems.append(ConfigProblem(f"{path}.signal.enabled.channels",
+                                          f"unsupported channel {c!r}; supported: source, file"))
+    strategy = str(raw.get("incremental.snapshot.watermarking.strategy") or "insert_insert").strip().lower()
+    if strategy == "insert_delete":
+        problems.append(ConfigProblem(f"{path}.incremental.snapshot.watermarking.strategy",
+                                      "insert_delete is not supported yet; use insert_insert (the default)"))
+    table = raw.get("signal.data.collection")
+    if table is not None:
+        try:
+            name = parse_collection(str(table).strip())
+        except ValueError as exc:
+            problems.append(ConfigProblem(f"{path}.signal.data.collection", str(exc)))
+        else:
+            if len(name.parts) != 2:
+                problems.append(ConfigProblem(f"{path}.signal.data.collection",
+                                              f"must be <schema>.<table>, got {table!r}"))
+    return problems
+
+
+def signal_settings(values: Mapping[str, Any]) -> SignalSettings:
+    """The settings from validated option values (defaults filled in)."""
+    table = values.get("signal.data.collection")
+    return SignalSettings(
+        parse_collection(str(table).strip()) if table else None,
+        frozenset(SignalChannel(c) for c in _channels(values)),
+        str(values.get("signal.file") or "file-signals.txt"),
+        int(values.get("signal.poll.interval.ms") or 5000) / 1000,
+    )

@@ -1,0 +1,153 @@
+"""PostgreSQL's side of incremental snapshots (`cdc_sources.common.incremental_snapshot`).
+
+Chunks are read with ``SELECT <every column>::text ... WHERE (key) > (last) AND (key) <= (max)
+AND (condition) ORDER BY key LIMIT n + 1`` on the session's autocommit connection (the text
+output is what pgoutput sends, so the snapshot codec renders the rows exactly as streamed
+rows); watermarks are inserted into the signal table as ``(id, type, NULL)``. The events'
+``source`` block says ``snapshot: "incremental"``, its ``lsn`` the close watermark's.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import orjson
+
+from cdc_sources.common.envelope import envelope_text
+from cdc_sources.common.incremental_snapshot import Chunk, Key
+from cdc_sources.common.incremental_state import SnapshotCollection
+from cdc_sources.postgres.catalog import TableInfo
+from cdc_sources.postgres.envelope import SourceInfo, sequence
+from cdc_sources.postgres.schema import TableCodec
+from cdc_sources.spi import ChangeRecord, StreamItem
+
+__all__ = ["PostgresChunkSource"]
+
+
+class PostgresChunkSource:
+    """Implements `cdc_sources.common.incremental_snapshot.ChunkSource` for PostgreSQL.
+
+    Args:
+        conn: an autocommit psycopg connection.
+        tables: the captured tables.
+        codec_for: the snapshot codec of a captured table.
+        source: the fixed parts of the ``source`` block.
+        signal_table: the signal table's ``(schema, table)``.
+        headers: the records' Debezium headers.
+    """
+
+    def __init__(self, *, conn: Any, tables: Sequence[TableInfo], codec_for: Callable[[TableInfo], TableCodec],
+                 source: SourceInfo, signal_table: tuple[str, str] | None,
+                 headers: Mapping[str, str] | None = None) -> None:
+        self.conn = conn
+        self.tables = {(t.schema, t.name): t for t in tables}
+        self.codec_for = codec_for
+        self.source = source
+        self.headers = headers
+        self._signal_sql = _qualified(*signal_table) if signal_table else None
+        self._codecs: dict[tuple[str, str], TableCodec] = {}
+        self._announced: set[str] = set()
+
+    def _info(self, c: SnapshotCollection) -> TableInfo:
+        return self.tables[(c.schema, c.table)]
+
+    def _codec(self, c: SnapshotCollection) -> TableCodec:
+        codec = self._codecs.get((c.schema, c.table))
+        if codec is None:
+            codec = self._codecs[(c.schema, c.table)] = self.codec_for(self._info(c))
+        return codec
+
+    def chunk_key(self, c: SnapshotCollection) -> tuple[str, ...] | str:
+        info = self._info(c)
+        names = [col.name for col in info.columns]
+        if c.surrogate_key:
+            return (c.surrogate_key,) if c.surrogate_key in names else f"no column {c.surrogate_key!r} (surrogate-key)"
+        return tuple(info.primary_key) if info.primary_key else "no primary key (give a surrogate-key)"
+
+    def max_key(self, c: SnapshotCollection, key: Sequence[str]) -> Key | None:
+        info = self._info(c)
+        cols = ", ".join(f"{_q(k)}::text" for k in key)
+        where = f" WHERE ({c.condition})" if c.condition else ""
+        order = ", ".join(f"t.{_q(k)} DESC" for k in key)  # t.: not the text output columns
+        row = self.conn.execute(f"SELECT {cols} FROM {_qualified(info.schema, info.name)} AS t{where} "
+                                f"ORDER BY {order} LIMIT 1").fetchone()
+        return None if row is None else tuple(row)
+
+    def read_chunk(self, c: SnapshotCollection, key: Sequence[str], after: Key | None, upto: Key | None,
+                   size: int | None) -> Chunk:
+        info = self._info(c)
+        types = self._key_types(info, key)
+        cols = ", ".join(f"{_q(col.name)}::text" for col in info.columns)
+        tuple_sql = "(" + ", ".join(f"t.{_q(k)}" for k in key) + ")"
+        params_sql = "(" + ", ".join(f"%s::{t}" for t in types) + ")"
+        where: list[str] = []
+        params: list[Any] = []
+        if after is not None:
+            where.append(f"{tuple_sql} > {params_sql}")
+            params.extend(after)
+        if upto is not None:
+            where.append(f"{tuple_sql} <= {params_sql}")
+            params.extend(upto)
+        if c.condition:
+            where.append(f"({c.condition})")
+        sql = (f"SELECT {cols} FROM {_qualified(info.schema, info.name)} AS t"
+               + (" WHERE " + " AND ".join(where) if where else "")
+               + " ORDER BY " + ", ".join(f"t.{_q(k)}" for k in key)
+               + ("" if size is None else f" LIMIT {size + 1}"))
+        rows = self.conn.execute(sql, params).fetchall()
+        more = size is not None and len(rows) > size
+        rows = rows[:size]
+        codec = self._codec(c)
+        render_key, render_row = codec.render_key, codec.render_row
+        names = [col.name for col in info.columns]
+        index = [names.index(k) for k in key]
+        return Chunk(codec.topic, {render_key(v) if render_key else None: render_row(v, None) for v in rows},
+                     tuple(rows[-1][i] for i in index) if rows else None, more)
+
+    def read_events(self, c: SnapshotCollection, chunk: Chunk, order_key: tuple[int, ...],
+                    position: str) -> list[StreamItem]:
+        codec = self._codec(c)
+        out: list[StreamItem] = []
+        if codec.topic not in self._announced:
+            out.append(codec.version)
+            self._announced.add(codec.topic)
+        if not chunk.rows:
+            return out
+        lsn = order_key[1] if len(order_key) > 1 else order_key[0]
+        commit = orjson.loads(position).get("lsn_commit")
+        now_us = time.time_ns() // 1000
+        source = orjson.dumps(self.source.block(schema=codec.schema, table=codec.table, ts_us=now_us,
+                                                snapshot="incremental", tx_id=None, lsn=lsn,
+                                                sequence=sequence(commit, lsn))).decode()
+        out.append([ChangeRecord(codec.topic, key, envelope_text("null", after, source, "r", "null"), "r", position,
+                                 (*order_key, i), codec.schema_id, self.headers)
+                    for i, (key, after) in enumerate(chunk.rows.items(), 1)])
+        return out
+
+    def insert_watermark(self, window_id: str, *, opens: bool, data: str | None = None) -> None:
+        kind = "snapshot-window-open" if opens else "snapshot-window-close"
+        self.conn.execute(f"INSERT INTO {self._signal_sql} VALUES (%s, %s, %s)",
+                          (f"{window_id}-{'open' if opens else 'close'}", kind, data))
+
+    def watermarks_present(self, window_id: str) -> dict[str, str | None]:
+        rows = self.conn.execute(
+            f"SELECT s.id, s.data::text FROM (SELECT * FROM {self._signal_sql}) AS s(id, type, data) "
+            "WHERE s.id IN (%s, %s)", (f"{window_id}-open", f"{window_id}-close")).fetchall()
+        return {str(r[0]): r[1] for r in rows}
+
+    def _key_types(self, info: TableInfo, keys: Sequence[str]) -> list[str]:
+        rows = self.conn.execute(
+            "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = %s AND attnum > 0",
+            (info.oid,)).fetchall()
+        by_name = dict(rows)
+        return [str(by_name[k]) for k in keys]
+
+
+def _q(ident: str) -> str:
+    return '"' + ident.replace('"', '""') + '"'
+
+
+def _qualified(schema: str, table: str) -> str:
+    return f"{_q(schema)}.{_q(table)}"

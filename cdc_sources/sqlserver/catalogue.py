@@ -1,0 +1,149 @@
+"""Every statement the SQL Server connector sends: a fixed catalogue, nothing else.
+
+The connector reaches its server only through these statements (the narrow gateway): fixed
+texts, plus builders that put bracket-quoted identifiers (``[name]``, ``]`` doubled) into a few
+fixed shapes. Values always travel as ``?`` parameters. Every statement parses as T-SQL with
+sqlglot (tests/cdc_sources/sqlserver/test_catalogue.py), so a typo shows without a server.
+
+Transaction isolation is not a statement: it is set through the ODBC driver
+(``SQL_ATTR_TXN_ISOLATION``), as Debezium sets it through JDBC; see `ISOLATION`.
+Transactions begin and end through the driver too (autocommit off, ``commit``/``rollback``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from types import MappingProxyType
+from typing import Final
+
+__all__ = [
+    "CATALOGUE",
+    "ISOLATION",
+    "Statement",
+    "StatementKind",
+    "changes_direct",
+    "changes_function",
+    "lock_table",
+    "quote",
+    "set_lock_timeout",
+    "snapshot_select",
+    "use_database",
+]
+
+
+class StatementKind(Enum):
+    """What a statement is for."""
+
+    DATABASE_NAME = "the current database's name"
+    VERSION = "the server's version (commit times are read in UTC from SQL Server 2017 on)"
+    USE_DATABASE = "switch to one of database.names"
+    MAX_LSN = "the highest LSN in the change tables (sys.fn_cdc_get_max_lsn)"
+    MAX_LSN_PAIR = "the highest LSN and the highest transactional LSN of cdc.lsn_time_mapping"
+    MIN_LSN = "the lowest LSN a capture instance still holds"
+    INCREMENT_LSN = "the LSN after a given one"
+    LSN_TO_TIME = "the commit time of an LSN"
+    LSN_TO_TIME_UTC = "the commit time of an LSN, in UTC (SQL Server 2017 and later)"
+    CAPTURE_INSTANCES = "every capture instance (sys.sp_cdc_help_change_data_capture)"
+    NEW_CHANGE_TABLES = "capture instances created in an LSN range"
+    KEY_COLUMNS = "a capture instance's key columns"
+    TABLE_COLUMNS = "a source table's columns, types and nullability"
+    CHANGES_FUNCTION = "a capture instance's changes in an LSN range, through its function"
+    CHANGES_DIRECT = "a capture instance's changes in an LSN range, from its change table"
+    SET_LOCK_TIMEOUT = "how long snapshot locks are waited for"
+    LOCK_TABLE = "an exclusive table lock for the snapshot's schema capture"
+    SNAPSHOT_SELECT = "the snapshot's read of a table's captured columns"
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One catalogue statement: its kind, T-SQL text and number of ``?`` parameters."""
+
+    kind: StatementKind
+    sql: str
+    parameters: int = 0
+
+
+def quote(identifier: str) -> str:
+    """A bracket-quoted T-SQL identifier (``]`` doubled).
+
+    Raises:
+        ValueError: an empty identifier, one with a NUL, or longer than SQL Server's 128 characters.
+    """
+    if not identifier or "\x00" in identifier or len(identifier) > 128:
+        raise ValueError(f"not a SQL Server identifier: {identifier!r}")
+    return "[" + identifier.replace("]", "]]") + "]"
+
+
+S = Statement
+K = StatementKind
+
+CATALOGUE: Final = MappingProxyType({s.kind: s for s in (
+    S(K.DATABASE_NAME, "SELECT DB_NAME()"),
+    S(K.VERSION, "SELECT @@VERSION"),
+    S(K.MAX_LSN, "SELECT sys.fn_cdc_get_max_lsn()"),
+    S(K.MAX_LSN_PAIR, "SELECT (SELECT MAX(start_lsn) FROM cdc.lsn_time_mapping), "
+                      "(SELECT MAX(start_lsn) FROM cdc.lsn_time_mapping WHERE tran_id <> 0x00)"),
+    S(K.MIN_LSN, "SELECT sys.fn_cdc_get_min_lsn(?)", 1),
+    S(K.INCREMENT_LSN, "SELECT sys.fn_cdc_increment_lsn(?)", 1),
+    S(K.LSN_TO_TIME, "SELECT sys.fn_cdc_map_lsn_to_time(?)", 1),
+    S(K.LSN_TO_TIME_UTC, "SELECT sys.fn_cdc_map_lsn_to_time(?) AT TIME ZONE 'UTC'", 1),
+    S(K.CAPTURE_INSTANCES, "EXEC sys.sp_cdc_help_change_data_capture"),
+    S(K.NEW_CHANGE_TABLES, "SELECT object_id, source_object_id, capture_instance, start_lsn, end_lsn "
+                           "FROM cdc.change_tables WHERE start_lsn BETWEEN ? AND ?", 2),
+    S(K.KEY_COLUMNS, "SELECT column_name FROM cdc.index_columns WHERE object_id = ? ORDER BY index_ordinal", 1),
+    S(K.TABLE_COLUMNS, "SELECT c.name, t.name, c.max_length, c.precision, c.scale, c.is_nullable, c.column_id "
+                       "FROM sys.columns AS c JOIN sys.types AS t ON c.user_type_id = t.user_type_id "
+                       "WHERE c.object_id = OBJECT_ID(?) ORDER BY c.column_id", 1),
+)})
+"""The fixed statements (no identifiers in them), by kind."""
+
+ISOLATION: Final = MappingProxyType({
+    "read_uncommitted": 1,  # SQL_TXN_READ_UNCOMMITTED
+    "read_committed": 2,  # SQL_TXN_READ_COMMITTED
+    "repeatable_read": 4,  # SQL_TXN_REPEATABLE_READ
+    "exclusive": 4,  # repeatable read, with the exclusive table locks kept to the end of the snapshot
+    "snapshot": 0x20,  # SQL_TXN_SS_SNAPSHOT (Microsoft's ODBC driver)
+})
+"""``snapshot.isolation.mode`` -> the ODBC ``SQL_ATTR_TXN_ISOLATION`` value for the snapshot."""
+
+_CDC_COLUMNS = "[__$start_lsn], [__$seqval], [__$operation], [__$update_mask]"
+
+
+def use_database(database: str) -> Statement:
+    return S(K.USE_DATABASE, f"USE {quote(database)}")
+
+
+def changes_function(capture_instance: str) -> Statement:
+    """``cdc.fn_cdc_get_all_changes_<instance>(from, to, N'all update old')``: both bounds inclusive,
+    update before images included (operation 3)."""
+    function = quote(f"fn_cdc_get_all_changes_{capture_instance}")
+    return S(K.CHANGES_FUNCTION, f"SELECT * FROM cdc.{function}(?, ?, N'all update old')", 2)
+
+
+def changes_direct(capture_instance: str, columns: Sequence[str]) -> Statement:
+    """The change table ``cdc.<instance>_CT`` between two commit LSNs (inclusive), in stream order."""
+    selected = ", ".join([_CDC_COLUMNS, *(quote(c) for c in columns)])
+    return S(K.CHANGES_DIRECT, f"SELECT {selected} FROM [cdc].{quote(capture_instance + '_CT')} "
+                               "WHERE [__$start_lsn] >= ? AND [__$start_lsn] <= ? "
+                               "ORDER BY [__$start_lsn], [__$seqval], [__$operation]", 2)
+
+
+def set_lock_timeout(milliseconds: int) -> Statement:
+    """``SET LOCK_TIMEOUT``: -1 waits forever, 0 fails at once (``snapshot.lock.timeout.ms``)."""
+    if isinstance(milliseconds, bool) or not isinstance(milliseconds, int) or milliseconds < -1:
+        raise ValueError(f"a lock timeout is -1 or more milliseconds, got {milliseconds!r}")
+    return S(K.SET_LOCK_TIMEOUT, f"SET LOCK_TIMEOUT {milliseconds}")
+
+
+def lock_table(schema: str, table: str) -> Statement:
+    """An exclusive lock on a table, held to the end of the transaction, reading no row."""
+    return S(K.LOCK_TABLE, f"SELECT TOP(0) * FROM {quote(schema)}.{quote(table)} WITH (TABLOCKX)")
+
+
+def snapshot_select(schema: str, table: str, columns: Sequence[str]) -> Statement:
+    """The snapshot's read of ``columns`` (the captured, unfiltered ones) of a table."""
+    if not columns:
+        raise ValueError(f"a snapshot of {schema}.{table} needs at least one column")
+    return S(K.SNAPSHOT_SELECT, f"SELECT {', '.join(quote(c) for c in columns)} FROM {quote(schema)}.{quote(table)}")

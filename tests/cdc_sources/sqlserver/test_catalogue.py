@@ -1,0 +1,79 @@
+"""Every catalogue statement parses as T-SQL (sqlglot), has as many ``?`` as it declares, and
+puts identifiers, however odd, where they belong."""
+
+from __future__ import annotations
+
+import pytest
+import sqlglot
+from sqlglot import exp
+
+from cdc_sources.sqlserver.catalogue import (
+    CATALOGUE,
+    ISOLATION,
+    Statement,
+    StatementKind,
+    changes_direct,
+    changes_function,
+    lock_table,
+    quote,
+    set_lock_timeout,
+    snapshot_select,
+    use_database,
+)
+from cdc_sources.sqlserver.options import ISOLATION_MODES
+
+NAMES = ["customers", "we]ird", "a b", "[x]", "Straße", "x'; DROP TABLE t; --", "__$odd"]
+
+
+def parse_one(statement: Statement) -> exp.Expr:
+    parsed = sqlglot.parse(statement.sql, read="tsql")
+    assert len(parsed) == 1 and parsed[0] is not None, statement.sql
+    assert len(list(parsed[0].find_all(exp.Placeholder))) == statement.parameters, statement.sql
+    return parsed[0]
+
+
+def built() -> list[Statement]:
+    out = [set_lock_timeout(-1), set_lock_timeout(0), set_lock_timeout(10000)]
+    for name in NAMES:
+        out += [use_database(name), changes_function(f"dbo_{name}"), changes_direct(name, ["id", name]),
+                lock_table("dbo", name), snapshot_select(name, name, ["id", name])]
+    return out
+
+
+@pytest.mark.parametrize("statement", [*CATALOGUE.values(), *built()], ids=lambda s: f"{s.kind.name}:{s.sql[:40]}")
+def test_every_statement_parses_as_tsql(statement: Statement) -> None:
+    parse_one(statement)
+
+
+def test_the_catalogue_covers_every_kind() -> None:
+    kinds = set(CATALOGUE) | {s.kind for s in built()}
+    assert kinds == set(StatementKind)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_identifiers_land_where_they_belong(name: str) -> None:
+    select = parse_one(snapshot_select("sch", name, ["id", name]))
+    (table,) = select.find_all(exp.Table)
+    assert (table.db, table.name) == ("sch", name)
+    assert [c.name for c in select.find_all(exp.Column)] == ["id", name]
+    lock = parse_one(lock_table(name, "t"))
+    assert [(t.db, t.name) for t in lock.find_all(exp.Table)] == [(name, "t")]
+    direct = parse_one(changes_direct(name, [name]))
+    assert [(t.db, t.name) for t in direct.find_all(exp.Table)] == [("cdc", f"{name}_CT")]
+    function = parse_one(changes_function(name))
+    assert function.sql("tsql").upper().count("FN_CDC_GET_ALL_CHANGES_") == 1
+    assert "N'all update old'" in function.sql("tsql")
+
+
+def test_bad_identifiers_and_values_are_refused() -> None:
+    for bad in ["", "a\x00b", "x" * 129]:
+        with pytest.raises(ValueError, match="not a SQL Server identifier"):
+            quote(bad)
+    with pytest.raises(ValueError, match="lock timeout"):
+        set_lock_timeout(-2)
+    with pytest.raises(ValueError, match="needs at least one column"):
+        snapshot_select("dbo", "t", [])
+
+
+def test_every_isolation_mode_has_an_odbc_level() -> None:
+    assert set(ISOLATION) == set(ISOLATION_MODES)
