@@ -31,7 +31,7 @@ def _race(target: Any, n: int) -> list[BaseException | None]:
         barrier.wait()
         try:
             target(i)
-        except BaseException as exc:  # noqa: BLE001 - the outcome under test
+        except BaseException as exc:
             results[i] = exc
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
