@@ -9,6 +9,7 @@ from cdc_sources.spi import ConfigError, ConfigProblem
 from pipelines.capture import run_capture
 from pipelines.config import PipelineConfig
 from pipelines.metrics import CaptureMetrics
+from pipelines.object_store import export_for_sail
 from pipelines.silver_runner import SilverRunResult, run_silver
 from pipelines.silver_stream import StreamRunResult, run_streams, stream_refusal, stream_trigger
 
@@ -17,7 +18,10 @@ Progress = Callable[[str], None]
 
 def build_silver(config: PipelineConfig, *, once: bool, progress: Progress | None = None,
                  stop: threading.Event | None = None) -> SilverRunResult:
-    """Run the pipeline's silver tables (``once``: everything new, then return)."""
+    """Run the pipeline's silver tables (``once``: everything new, then return). The embedded Sail
+    engine gets the lakehouse's ``AWS_*`` storage options as environment variables (`export_for_sail`)."""
+    if config.engine.kind == "sail":
+        export_for_sail(config.lakehouse.storage_options)
     return run_silver(
         root=config.lakehouse.root, engine=config.engine, tables=config.silver, options=config.silver_options,
         sources=config.topic_prefixes(), once=once, progress=progress,

@@ -16,30 +16,9 @@ from pipelines.cli import main
 from pipelines.local_s3 import LocalS3
 from pipelines.object_store import export_for_sail
 from tests.support.pipeline_yaml import pipeline_text
+from tests.support.s3_pipeline import S3_VARS, set_s3_vars, with_storage
 
 pytestmark = [pytest.mark.integration]
-
-S3_VARS = {"CDC_TEST_S3_ENDPOINT": "AWS_ENDPOINT_URL", "CDC_TEST_S3_KEY": "AWS_ACCESS_KEY_ID",
-           "CDC_TEST_S3_SECRET": "AWS_SECRET_ACCESS_KEY"}
-
-
-def _with_storage(text: str, root: str, **extra: str) -> str:
-    """``text`` with its lakehouse on ``root``, the credentials as ``${VAR}`` references."""
-    options = {**{key: f"${{{var}}}" for var, key in S3_VARS.items()}, "AWS_REGION": "us-east-1",
-               "AWS_ALLOW_HTTP": "true", **extra}
-    lines = "".join(f'    {k}: "{v}"\n' for k, v in options.items())
-    head, _, rest = text.partition("\n", ) if text.startswith("pipeline:") else ("", "", text)
-    body = rest.split("\n", 1)[1]  # drop the one-line lakehouse
-    return f'{head}\nlakehouse:\n  root: "{root}"\n  storage_options:\n{lines}{body}'
-
-
-def _set_vars(server: LocalS3, monkeypatch: pytest.MonkeyPatch) -> None:
-    options = server.storage_options()
-    for var, key in S3_VARS.items():
-        monkeypatch.setenv(var, options[key])
-    for key in options:  # nothing from AWS_* variables: the pipeline file's options only
-        monkeypatch.delenv(key, raising=False)
-
 
 def _objects(server: LocalS3, root: str) -> list[str]:
     store = S3Store(server.bucket, config=cast(Any, {k.lower(): v for k, v in server.storage_options().items()}))
@@ -60,7 +39,7 @@ def test_settings_that_allow_unsafe_concurrent_commits_are_refused(tmp_path, cap
     monkeypatch.setenv("CDC_TEST_S3_KEY", "k")
     monkeypatch.setenv("CDC_TEST_S3_ENDPOINT", "http://127.0.0.1:1")
     config = tmp_path / "pipeline.yaml"
-    text = _with_storage(pipeline_text("lake", OFFLINE_DSN), "s3://bucket/lake", **{key: value})
+    text = with_storage(pipeline_text("lake", OFFLINE_DSN), "s3://bucket/lake", **{key: value})
     config.write_text(text)
     line = next(i for i, t in enumerate(text.splitlines(), 1) if t.strip().startswith(f"{key}:"))
     for command in (["validate"], ["capture", "--until-idle"]):
@@ -88,7 +67,7 @@ def test_safe_settings_and_local_roots_are_accepted(tmp_path, capsys, monkeypatc
     for var in S3_VARS:
         monkeypatch.setenv(var, "x")
     s3 = tmp_path / "s3.yaml"
-    s3.write_text(_with_storage(pipeline_text("lake", OFFLINE_DSN), "s3://bucket/lake", conditional_put="etag"))
+    s3.write_text(with_storage(pipeline_text("lake", OFFLINE_DSN), "s3://bucket/lake", conditional_put="etag"))
     assert main(["validate", "-c", str(s3)]) == 0, capsys.readouterr().err
 
 
@@ -102,12 +81,12 @@ def test_export_for_sail_sets_the_aws_options_not_yet_set():
 @pytest.mark.postgres
 def test_capture_and_status_on_s3_with_credentials_in_storage_options(pg_db, tmp_path, s3_server, s3_root, capsys,
                                                                       monkeypatch):
-    _set_vars(s3_server, monkeypatch)
+    set_s3_vars(s3_server, monkeypatch)
     with psycopg.connect(pg_db, autocommit=True) as conn:
         conn.execute("CREATE TABLE items (id int PRIMARY KEY, name text)")
         conn.execute("INSERT INTO items SELECT g, 'item ' || g FROM generate_series(1, 40) g")
     config = tmp_path / "pipeline.yaml"
-    config.write_text(_with_storage(pipeline_text("lake", pg_db, **{"provide.transaction.metadata": "false"}),
+    config.write_text(with_storage(pipeline_text("lake", pg_db, **{"provide.transaction.metadata": "false"}),
                                     s3_root))
     assert main(["-v", "capture", "-c", str(config), "--until-idle"]) == 0
     with psycopg.connect(pg_db, autocommit=True) as conn:
@@ -139,10 +118,10 @@ def test_capture_and_status_on_s3_with_credentials_in_storage_options(pg_db, tmp
 @pytest.mark.postgres
 def test_a_wrong_secret_fails_the_capture_without_printing_it(pg_db, tmp_path, s3_server, s3_root, capsys,
                                                               monkeypatch):
-    _set_vars(s3_server, monkeypatch)
+    set_s3_vars(s3_server, monkeypatch)
     monkeypatch.setenv("CDC_TEST_S3_SECRET", "wrong-secret-never-printed")
     config = tmp_path / "pipeline.yaml"
-    config.write_text(_with_storage(pipeline_text("lake", pg_db), s3_root))
+    config.write_text(with_storage(pipeline_text("lake", pg_db), s3_root))
     assert main(["-v", "capture", "-c", str(config), "--until-idle"]) == 1
     captured = capsys.readouterr()
     assert "wrong-secret-never-printed" not in captured.out + captured.err
