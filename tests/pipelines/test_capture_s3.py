@@ -121,3 +121,34 @@ def test_two_captures_racing_on_one_source_in_one_bucket(pg_db, tmp_path, s3_roo
                 capture.kill()
     problems = check_exactly_once(s3_root, pg_db, slot=f"c_{db[-40:]}", oracle_slot=None)
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.mariadb
+def test_mariadb_capture_on_s3_keeps_its_schema_history_there_across_runs(mariadb_db, tmp_path, s3_root, s3_env):
+    """The binlog carries no table structure: the second run replays the DDL history it stored on S3
+    and decodes the rows written after an ALTER with their new column."""
+    import pymysql
+
+    from pipelines.cli import main
+    from tests.support.mariadb_pipeline import SOURCE, mariadb_pipeline_text
+
+    database = str(mariadb_db["database"])
+    conn = pymysql.connect(**mariadb_db, autocommit=True)  # type: ignore[arg-type]
+    with conn.cursor() as cur:
+        cur.execute("CREATE TABLE t (id int PRIMARY KEY, name varchar(20))")
+        cur.execute("INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+    config = tmp_path / "pipeline.yaml"
+    config.write_text(mariadb_pipeline_text(s3_root, mariadb_db, server_id=5411))
+    assert main(["capture", "-c", str(config), "--until-idle"]) == 0
+    with conn.cursor() as cur:
+        cur.execute("ALTER TABLE t ADD COLUMN extra int")
+        cur.execute("INSERT INTO t VALUES (4, 'd', 7)")
+        cur.execute("UPDATE t SET name = 'z' WHERE id = 1")
+    conn.close()
+    assert main(["capture", "-c", str(config), "--until-idle"]) == 0
+    rows = read_topic(s3_root, f"{SOURCE}.{database}.t")
+    assert sorted((r["op"], r["key"]) for r in rows) == sorted(
+        [("r", '{"id":1}'), ("r", '{"id":2}'), ("r", '{"id":3}'), ("c", '{"id":4}'), ("u", '{"id":1}')])
+    (created,) = [r for r in rows if r["op"] == "c"]
+    assert '"after":{"id":4,"name":"d","extra":7}' in created["value"], created["value"]
+    assert any(r["op"] == "u" and '"after":{"id":1,"name":"z","extra":null}' in r["value"] for r in rows)
