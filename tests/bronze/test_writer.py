@@ -155,3 +155,16 @@ def test_a_replayed_block_is_cut_at_the_high_water_mark(tmp_path):
     assert (result.records_written, result.records_skipped) == (3, 3)
     assert [orjson.loads(r["key"])["id"] for r in read(root, "p.public.t")] == list(range(1, 9))
     assert w2.commit([block("p.public.t", 2, 4)], [], {"lsn": 3}, snapshot_completed=False).records_written == 0
+
+
+def test_the_offsets_table_checkpoints_every_ten_commits(tmp_path):
+    """Its log is replayed at every commit: a checkpoint every 10 commits (not Delta's 100) bounds that."""
+    root = str(tmp_path)
+    w = BronzeWriter(root, "p")
+    w.recover()
+    for n in range(1, 22):
+        w.commit([rec("p.public.t", n)], [SCHEMA] if n == 1 else [], {"lsn": n}, snapshot_completed=True)
+    log = tmp_path / "bronze" / "_cdc" / "p" / "offsets" / "_delta_log"
+    assert sorted(p.name for p in log.glob("*.checkpoint.parquet")) == [
+        "00000000000000000009.checkpoint.parquet", "00000000000000000019.checkpoint.parquet"]
+    assert BronzeWriter(root, "p").recover().offset == {"lsn": 21}
