@@ -27,5 +27,6 @@ def set_s3_vars(server: LocalS3, monkeypatch: pytest.MonkeyPatch) -> None:
     options = server.storage_options()
     for var, key in S3_VARS.items():
         monkeypatch.setenv(var, options[key])
-    for key in options:
-        monkeypatch.delenv(key, raising=False)
+    for key in options:  # set first, so that the end of the test also removes what the code under test exports
+        monkeypatch.setenv(key, "")
+        monkeypatch.delenv(key)
