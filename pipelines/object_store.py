@@ -12,7 +12,10 @@ Settings come from ``lakehouse.storage_options`` and, like delta-rs, from ``AWS_
 environment variables for the keys the options leave out.
 
 Sail reads S3 settings from ``AWS_*`` environment variables only; `export_for_sail` sets those
-of the storage options (``${VAR}`` references already resolved) that are not set yet.
+of the storage options (``${VAR}`` references already resolved) that are not set yet. Classic
+Spark reads S3 through Hadoop's S3A connector: `hadoop_s3a_conf` turns the same options into
+``spark.hadoop.fs.s3a.*`` settings and maps ``s3://`` to S3A, so bronze and silver keep the URIs
+delta-rs uses.
 """
 
 from __future__ import annotations
@@ -108,3 +111,35 @@ def export_for_sail(options: Mapping[str, str], environ: MutableMapping[str, str
             target[name] = value
             exported.append(name)
     return exported
+
+
+S3A_FILESYSTEM = "org.apache.hadoop.fs.s3a.S3AFileSystem"
+
+
+def hadoop_s3a_conf(options: Mapping[str, str]) -> dict[str, str]:
+    """Spark settings (``spark.hadoop.*``) giving Hadoop's S3A connector what ``options``
+    (delta-rs's ``AWS_*`` keys) give delta-rs; ``s3://`` is served by S3A as well. Keys the
+    options leave out are left to S3A's defaults (its credential chain reads the environment
+    and instance profiles)."""
+    by_key = {k.upper(): v for k, v in options.items()}
+    conf = {"fs.s3.impl": S3A_FILESYSTEM}
+
+    def take(key: str, *names: str) -> None:
+        for name in names:
+            if name in by_key:
+                conf[key] = by_key[name]
+                return
+
+    take("fs.s3a.endpoint", "AWS_ENDPOINT_URL", "AWS_ENDPOINT")
+    take("fs.s3a.endpoint.region", "AWS_REGION", "AWS_DEFAULT_REGION")
+    take("fs.s3a.access.key", "AWS_ACCESS_KEY_ID")
+    take("fs.s3a.secret.key", "AWS_SECRET_ACCESS_KEY")
+    take("fs.s3a.session.token", "AWS_SESSION_TOKEN")
+    if "fs.s3a.session.token" in conf:
+        conf["fs.s3a.aws.credentials.provider"] = "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider"
+    if by_key.get("AWS_ALLOW_HTTP", "").lower() == "true":
+        conf["fs.s3a.connection.ssl.enabled"] = "false"
+    if "fs.s3a.endpoint" in conf:  # delta-rs addresses buckets by path unless told otherwise
+        hosted = by_key.get("AWS_VIRTUAL_HOSTED_STYLE_REQUEST", "false").lower() == "true"
+        conf["fs.s3a.path.style.access"] = "false" if hosted else "true"
+    return {f"spark.hadoop.{k}": v for k, v in conf.items()}

@@ -18,8 +18,12 @@ import psycopg
 import pytest
 from deltalake import DeltaTable
 
+from pipelines.capture import run_capture
 from pipelines.cli import main
+from pipelines.config import parse_pipeline
 from pipelines.local_s3 import LocalS3
+from pipelines.object_store import hadoop_s3a_conf
+from pipelines.silver_runner import run_silver
 from tests.pipelines.test_end_to_end import ACCOUNT_COLS, EVENT_COLS, SETUP, Workload, _same
 from tests.support.pipeline_yaml import pipeline_text
 from tests.support.s3_pipeline import S3_VARS, set_s3_vars, with_storage
@@ -86,3 +90,40 @@ def test_capture_and_sail_silver_on_s3_equal_the_source(pg_db, tmp_path, s3_serv
         diffs = [(g[0], n, gv, ev) for g, e in zip(got, expected[table], strict=True)
                  for n, gv, ev in zip(cols, g, e, strict=True) if not _same(gv, ev)]
         assert diffs == [], f"{table}: {diffs[:10]}"
+
+
+@pytest.mark.parametrize("engine", ["spark"], indirect=True)
+def test_classic_spark_silver_on_s3_equals_the_source(pg_db, tmp_path, s3_server, s3_root, spark, monkeypatch):
+    """Classic Spark + Delta reads bronze and writes silver on S3 through Hadoop's S3A connector
+    (`hadoop_s3a_conf`: the storage options as S3A settings, ``s3://`` served by S3A), here set
+    on the test session's running context."""
+    for key, value in s3_server.env().items():
+        monkeypatch.setenv(key, value)
+    conf = {k.removeprefix("spark.hadoop."): v for k, v in hadoop_s3a_conf(s3_server.storage_options()).items()}
+    parts = dict(p.split("=", 1) for p in pg_db.split())
+    text = pipeline_text(s3_root, pg_db, **{"slot.name": f"c_{parts['dbname'][-20:]}", "skipped.operations": "none"},
+                         capture={"commit_max_records": 300})
+    text += "silver:\n  - {table: accounts, source: pg.public.accounts}\n"
+    cfg = parse_pipeline(text, env={})
+    try:
+        for key, value in conf.items():
+            spark.conf.set(key, value)
+        with psycopg.connect(pg_db, autocommit=True) as conn:
+            conn.execute(SETUP)
+            work = Workload(conn, seed=20261128)
+            work.round(60)
+            run_capture(cfg, until_idle=True)
+            result = run_silver(root=s3_root, engine=cfg.engine, tables=cfg.silver, options=cfg.silver_options,
+                                sources={"pg": "pg"}, once=True, spark=spark)
+            assert result.ok, [t.error for t in result.errors]
+            conn.execute("SET TIME ZONE 'UTC'")
+            expected = [tuple(_value(v) for v in r) for r in conn.execute(
+                f"SELECT {', '.join(ACCOUNT_COLS)} FROM accounts ORDER BY id").fetchall()]
+    finally:
+        for key in conf:
+            spark.conf.unset(key)
+    got = _silver(s3_server, s3_root, "accounts", ACCOUNT_COLS)
+    assert len(got) == len(expected) > 0
+    diffs = [(g[0], n, gv, ev) for g, e in zip(got, expected, strict=True)
+             for n, gv, ev in zip(ACCOUNT_COLS, g, e, strict=True) if not _same(gv, ev)]
+    assert diffs == [], diffs[:10]

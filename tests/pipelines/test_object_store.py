@@ -14,7 +14,7 @@ from obstore.store import S3Store
 
 from pipelines.cli import main
 from pipelines.local_s3 import LocalS3
-from pipelines.object_store import export_for_sail
+from pipelines.object_store import export_for_sail, hadoop_s3a_conf
 from tests.support.pipeline_yaml import pipeline_text
 from tests.support.s3_pipeline import S3_VARS, set_s3_vars, with_storage
 
@@ -130,3 +130,21 @@ def test_a_wrong_secret_fails_the_capture_without_printing_it(pg_db, tmp_path, s
     assert main(["status", "-c", str(config)]) == 1
     captured = capsys.readouterr()
     assert "wrong-secret-never-printed" not in captured.out + captured.err
+
+
+def test_hadoop_s3a_conf_gives_classic_spark_the_storage_options():
+    conf = hadoop_s3a_conf({"AWS_ENDPOINT_URL": "http://s3.local:9000", "aws_region": "eu-west-1",
+                            "AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s", "AWS_ALLOW_HTTP": "true",
+                            "timeout": "30s"})
+    assert conf == {
+        "spark.hadoop.fs.s3.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
+        "spark.hadoop.fs.s3a.endpoint": "http://s3.local:9000",
+        "spark.hadoop.fs.s3a.endpoint.region": "eu-west-1",
+        "spark.hadoop.fs.s3a.access.key": "k",
+        "spark.hadoop.fs.s3a.secret.key": "s",
+        "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
+        "spark.hadoop.fs.s3a.path.style.access": "true",
+    }
+    token = hadoop_s3a_conf({"AWS_SESSION_TOKEN": "t"})
+    assert token["spark.hadoop.fs.s3a.aws.credentials.provider"].endswith("TemporaryAWSCredentialsProvider")
+    assert "spark.hadoop.fs.s3a.path.style.access" not in token  # AWS itself: S3A's defaults
