@@ -130,6 +130,8 @@ def test_a_wrong_secret_fails_the_capture_without_printing_it(pg_db, tmp_path, s
     assert main(["status", "-c", str(config)]) == 1
     captured = capsys.readouterr()
     assert "wrong-secret-never-printed" not in captured.out + captured.err
+    assert captured.err.startswith("error: ") and "privileges" in captured.err and "Traceback" not in captured.err, \
+        captured.err
 
 
 def test_hadoop_s3a_conf_gives_classic_spark_the_storage_options():
