@@ -92,6 +92,7 @@ def test_capture_and_sail_silver_on_s3_equal_the_source(pg_db, tmp_path, s3_serv
         assert diffs == [], f"{table}: {diffs[:10]}"
 
 
+@pytest.mark.classic_spark  # the classic half of scripts/test.sh runs it; the Sail half leaves it out
 @pytest.mark.parametrize("engine", ["spark"], indirect=True)
 def test_classic_spark_silver_on_s3_equals_the_source(pg_db, tmp_path, s3_server, s3_root, spark, monkeypatch):
     """Classic Spark + Delta reads bronze and writes silver on S3 through Hadoop's S3A connector
