@@ -27,7 +27,15 @@ import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
 from deltalake.exceptions import TableNotFoundError
 
-from bronze.schema import META_BATCH, META_CONTROL, META_OFFSET, META_SOURCE, OFFSETS_SCHEMA, offsets_path
+from bronze.schema import (
+    META_BATCH,
+    META_CONTROL,
+    META_OFFSET,
+    META_SOURCE,
+    OFFSETS_CONFIGURATION,
+    OFFSETS_SCHEMA,
+    offsets_path,
+)
 
 
 class Control(enum.StrEnum):
@@ -87,7 +95,7 @@ def write_control(root: str, source: str, control: Control, *, offset: Mapping[s
                 "cdc.snapshot_completed": str(snapshot_completed).lower()}
     if offset is not None:
         metadata[META_OFFSET] = text
-    write_deltalake(offsets_path(root, source), row, mode="append",
+    write_deltalake(offsets_path(root, source), row, mode="append", configuration=OFFSETS_CONFIGURATION,
                     commit_properties=CommitProperties(custom_metadata=metadata,
                                                        app_transactions=[Transaction(app_id=source, version=batch)]),
                     storage_options=dict(storage_options or {}) or None)

@@ -90,6 +90,12 @@ OFFSETS_SCHEMA = pa.schema(
 """One row per committed batch: ``offset`` is the connector's offset map (JSON) to resume
 from; ``snapshot_completed`` tells whether the initial snapshot had finished by then."""
 
+OFFSETS_CONFIGURATION = {"delta.checkpointInterval": "10"}
+"""Table properties the offsets table is created with. It gets a commit per batch and is read by
+path (its log replayed from the last checkpoint) at every commit: a checkpoint every 10 commits
+instead of Delta's 100 bounds that replay, which costs a GET per commit file on object stores
+(`bench/object_store_bench.py`)."""
+
 SCHEMAS_SCHEMA = pa.schema(
     [
         pa.field("topic", pa.string(), nullable=False),

@@ -63,7 +63,7 @@ def run_capture(config: PipelineConfig, *, until_idle: bool, sources: Sequence[s
     specs = [s for s in config.sources if sources is None or s.name in sources]
     stop = stop if stop is not None else threading.Event()
     metrics = metrics if metrics is not None else CaptureMetrics()
-    recorder = StatusRecorder(metrics, config.lakehouse.root)
+    recorder = StatusRecorder(metrics, config.lakehouse.root, storage_options=config.lakehouse.storage_options)
     for spec in specs:
         recorder.seed(spec.name, spec.connector)
     recorder.start()

@@ -7,7 +7,8 @@ reads it: a heartbeat older than `STALE_AFTER` heartbeats means the process is g
 message is the connector's, which never carries a password (``ConnectionSettings.describe``).
 
 Local roots are written atomically (a temporary file renamed over the old one); object-store
-roots through pyarrow's file systems (a single PUT), with the credentials of the environment.
+roots through delta-rs's object store (a single PUT), with the lakehouse's ``storage_options``
+(and the environment's credentials) like the bronze tables.
 """
 
 from __future__ import annotations
@@ -18,11 +19,14 @@ import os
 import socket
 import tempfile
 import threading
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
+import pyarrow as pa
+import pyarrow.fs as pafs
 
 from bronze.schema import offsets_path
 from pipelines.metrics import CaptureMetrics, CaptureState, MetricsView
@@ -105,24 +109,32 @@ def _local(path: str) -> Path:
     return Path(path.removeprefix("file://"))
 
 
-def read_status(root: str, source: str) -> CaptureStatus | None:
+def _object_store(path: str, storage_options: Mapping[str, str] | None) -> tuple[pafs.FileSystem, str]:
+    """An object-store file: a file system on its folder, and its name there."""
+    from deltalake.fs import DeltaStorageHandler
+
+    folder, name = path.rsplit("/", 1)
+    return pafs.PyFileSystem(DeltaStorageHandler(folder, dict(storage_options or {}) or None)), name
+
+
+def read_status(root: str, source: str, storage_options: Mapping[str, str] | None = None) -> CaptureStatus | None:
     """The source's status file, or None if no capture has written one."""
     path = status_path(root, source)
     try:
         if _is_local(path):
             data = _local(path).read_bytes()
         else:
-            from pyarrow import fs
-
-            filesystem, inner = fs.FileSystem.from_uri(path)
-            with filesystem.open_input_stream(inner) as stream:
+            filesystem, name = _object_store(path, storage_options)
+            if filesystem.get_file_info(name).type == pafs.FileType.NotFound:
+                return None
+            with filesystem.open_input_stream(name) as stream:
                 data = stream.read()
     except FileNotFoundError:
         return None
     return CaptureStatus.from_json(data)
 
 
-def write_status(root: str, status: CaptureStatus) -> None:
+def write_status(root: str, status: CaptureStatus, storage_options: Mapping[str, str] | None = None) -> None:
     """Replace the source's status file."""
     path = status_path(root, status.source)
     data = status.to_json()
@@ -138,10 +150,9 @@ def write_status(root: str, status: CaptureStatus) -> None:
             Path(tmp).unlink(missing_ok=True)
             raise
         return
-    from pyarrow import fs
-
-    filesystem, inner = fs.FileSystem.from_uri(path)
-    with filesystem.open_output_stream(inner) as stream:
+    filesystem, name = _object_store(path, storage_options)
+    # through a buffer (one upload): delta-rs's stream takes no pyarrow Buffer, which a direct write passes
+    with pa.output_stream(filesystem.open_output_stream(name), buffer_size=max(len(data), 1 << 16)) as stream:
         stream.write(data)
 
 
@@ -158,8 +169,10 @@ class StatusRecorder:
     the lakehouse root, and ``status`` shows that source as never run.
     """
 
-    def __init__(self, metrics: CaptureMetrics, root: str, *, interval: float = HEARTBEAT_SECONDS) -> None:
+    def __init__(self, metrics: CaptureMetrics, root: str, *, interval: float = HEARTBEAT_SECONDS,
+                 storage_options: Mapping[str, str] | None = None) -> None:
         self.metrics, self.root, self.interval = metrics, root, interval
+        self.storage_options = dict(storage_options or {})
         self.started = dt.datetime.now(dt.UTC)
         self._stop = threading.Event()
         self._writing: set[str] = set()
@@ -169,7 +182,7 @@ class StatusRecorder:
         """Create the source's metrics, carrying over what its previous status file recorded."""
         metrics = self.metrics.source(source, plugin)
         try:
-            previous = read_status(self.root, source)
+            previous = read_status(self.root, source, self.storage_options)
         except (OSError, ValueError) as exc:
             log.warning("source %s: ignoring an unreadable status file: %s", source, exc)
             previous = None
@@ -197,7 +210,7 @@ class StatusRecorder:
                     continue
                 self._writing.add(view.source)
             try:
-                write_status(self.root, self._status(view, now))
+                write_status(self.root, self._status(view, now), self.storage_options)
             except OSError as exc:  # a status file must never stop the capture
                 log.warning("source %s: cannot write the status file: %s", view.source, exc)
 

@@ -196,6 +196,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CdcError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAILURE
+    except OSError as exc:  # e.g. an object store refused: credentials, permissions, endpoint, bucket
+        from pipelines.lease import first_line
+
+        print(f"error: {first_line(exc)}", file=sys.stderr)
+        return EXIT_FAILURE
     except ModuleNotFoundError as exc:  # an optional dependency imported deeper than the commands check
         from pipelines.extras import missing_dependency
 

@@ -59,6 +59,17 @@ class LeaseHeldError(CdcError, Fatal):
     """Another process holds the source's lease."""
 
 
+class LeaseStoreError(CdcError, Fatal):
+    """The lease's object store cannot be read or written (credentials, permissions, endpoint...)."""
+
+
+def first_line(exc: BaseException, limit: int = 400) -> str:
+    """An object-store error's first line, without the response body and debug dump that follow."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    text = text.split(" <?xml", 1)[0]
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 class LeaseLostError(CdcError, Fatal):
     """This process's lease was taken over by another one; it must stop writing."""
 
@@ -359,10 +370,11 @@ def open_store(root: str, source: str, storage_options: Mapping[str, str] | None
         log.warning("source %s: one writer per source is not enforced on %s: install cdc-lakehouse[objectstore] "
                     "(the obstore package) for the lease on object stores", source, root)
         return None
-    options = dict(storage_options or {})
+    options, client = _obstore_options(storage_options or {})
     while True:  # delta-rs options obstore does not know (AWS_S3_LOCKING_PROVIDER...) are left out
         try:
-            return ObjectLeaseStore(from_url(lease_dir(root, source), config=cast(Any, options)), "")
+            return ObjectLeaseStore(from_url(lease_dir(root, source), config=cast(Any, options),
+                                             client_options=cast(Any, client) or None), "")
         except Exception as exc:
             unknown = re.search(r"Configuration key: '([^']+)' is not valid", str(exc))
             keys = [k for k in options if unknown and k.lower() == unknown[1].lower()]
@@ -372,6 +384,30 @@ def open_store(root: str, source: str, storage_options: Mapping[str, str] | None
                 return None
             log.debug("source %s: storage option %s is not used for the lease", source, keys[0])
             del options[keys[0]]
+
+
+_CLIENT_KEYS = frozenset({
+    "allow_http", "allow_invalid_certificates", "connect_timeout", "default_content_type", "http1_only",
+    "http2_keep_alive_interval", "http2_keep_alive_timeout", "http2_keep_alive_while_idle", "http2_only",
+    "pool_idle_timeout", "pool_max_idle_per_host", "proxy_url", "proxy_ca_certificate", "proxy_excludes",
+    "timeout", "user_agent"})
+"""object_store's HTTP client settings: obstore takes them apart from the store's own keys."""
+
+
+def _obstore_options(storage_options: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """delta-rs ``storage_options`` as obstore's store config and client options: keys lower-cased
+    (obstore aborts the process on an upper-case ``AWS_...`` key), client settings apart (also
+    when spelled with delta-rs's ``AWS_`` prefix, e.g. ``AWS_ALLOW_HTTP``)."""
+    config: dict[str, str] = {}
+    client: dict[str, str] = {}
+    for key, value in storage_options.items():
+        name = key.lower()
+        bare = name.removeprefix("aws_").removeprefix("azure_").removeprefix("google_")
+        if bare in _CLIENT_KEYS:
+            client[bare] = value
+        else:
+            config[name] = value
+    return config, client
 
 
 def acquire(root: str, source: str, *, purpose: str = "capture", ttl_s: float = DEFAULT_TTL_S,
@@ -385,7 +421,15 @@ def acquire(root: str, source: str, *, purpose: str = "capture", ttl_s: float = 
     store = open_store(root, source, storage_options)
     if store is None:
         return NoLease()
-    return acquire_in(store, source, purpose=purpose, ttl_s=ttl_s, on_lost=on_lost)
+    if isinstance(store, LocalLeaseStore):
+        return acquire_in(store, source, purpose=purpose, ttl_s=ttl_s, on_lost=on_lost)
+    try:
+        return acquire_in(store, source, purpose=purpose, ttl_s=ttl_s, on_lost=on_lost)
+    except CdcError:
+        raise
+    except Exception as exc:  # the object store refused: credentials, permissions, endpoint, bucket
+        raise LeaseStoreError(f"source {source}: cannot take the writer lease in {lease_dir(root, source)}: "
+                              f"{first_line(exc)}") from None
 
 
 def acquire_in(store: LeaseStore, source: str, *, purpose: str = "capture", ttl_s: float = DEFAULT_TTL_S,

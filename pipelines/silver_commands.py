@@ -9,6 +9,7 @@ from cdc_sources.spi import ConfigError, ConfigProblem
 from pipelines.capture import run_capture
 from pipelines.config import PipelineConfig
 from pipelines.metrics import CaptureMetrics
+from pipelines.object_store import export_for_sail, hadoop_s3a_conf, is_s3
 from pipelines.silver_runner import SilverRunResult, run_silver
 from pipelines.silver_stream import StreamRunResult, run_streams, stream_refusal, stream_trigger
 
@@ -17,9 +18,17 @@ Progress = Callable[[str], None]
 
 def build_silver(config: PipelineConfig, *, once: bool, progress: Progress | None = None,
                  stop: threading.Event | None = None) -> SilverRunResult:
-    """Run the pipeline's silver tables (``once``: everything new, then return)."""
+    """Run the pipeline's silver tables (``once``: everything new, then return). On an S3 root
+    the engine gets the lakehouse's storage options: embedded Sail as ``AWS_*`` environment
+    variables (`export_for_sail`), classic Spark as S3A settings under its own ``engine.conf``."""
+    engine = config.engine
+    if engine.kind == "sail":
+        export_for_sail(config.lakehouse.storage_options)
+    elif engine.kind == "spark" and is_s3(config.lakehouse.root):
+        engine = engine.model_copy(update={"conf": {**hadoop_s3a_conf(config.lakehouse.storage_options),
+                                                    **engine.conf}})
     return run_silver(
-        root=config.lakehouse.root, engine=config.engine, tables=config.silver, options=config.silver_options,
+        root=config.lakehouse.root, engine=engine, tables=config.silver, options=config.silver_options,
         sources=config.topic_prefixes(), once=once, progress=progress,
         storage_options=config.lakehouse.storage_options or None, stop=stop,
     )

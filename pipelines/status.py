@@ -176,7 +176,7 @@ def _source_status(config: PipelineConfig, index: int, spec: SourceSpec, now: dt
     topics.discard(HISTORY_TOPIC)
     tables = tuple(t for t in (_bronze_table(root, topic, storage) for topic in sorted(topics)) if t is not None)
     try:
-        record = read_status(root, spec.name)
+        record = read_status(root, spec.name, storage)
     except ValueError as exc:
         log.warning("source %s: ignoring an unreadable status file: %s", spec.name, exc)
         record = None

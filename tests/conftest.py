@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from pyspark.sql import SparkSession
 from pipelines.engine import EngineSpec, create_session, stop_session
 from pipelines.local_mariadb import LocalMariaDB
 from pipelines.local_postgres import LocalPostgres, embedded_bindir
+from pipelines.local_s3 import LocalS3
 
 ENGINES = ("sail", "spark")
 
@@ -213,3 +215,22 @@ def mariadb_db(mariadb_server: LocalMariaDB, request: pytest.FixtureRequest) -> 
         with conn.cursor() as cur:
             cur.execute(f"DROP DATABASE IF EXISTS `{name}`")
         conn.close()
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[LocalS3]:
+    """A private S3-compatible server (SeaweedFS) with one bucket, for the whole test session."""
+    base = Path(tempfile.mkdtemp(prefix="cdc-s3-"))
+    server = LocalS3(base).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def s3_root(s3_server: LocalS3, request: pytest.FixtureRequest) -> str:
+    """A lakehouse root of its own for this test in the local S3 server's bucket."""
+    name = "".join(c if c.isalnum() else "-" for c in request.node.name)[:80]
+    return s3_server.uri(f"{name}-{os.getpid()}-{time.monotonic_ns()}")

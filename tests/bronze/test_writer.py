@@ -178,3 +178,16 @@ def test_renames_and_column_ids_join_a_schema_history_written_without_them(tmp_p
     rows = sorted(DeltaTable(schemas_path(root, "p")).to_pyarrow_table().to_pylist(), key=lambda r: r["schema_id"])
     assert [(r["schema_id"], r["renamed_columns"], r["column_ids"]) for r in rows] == [
         ("s0", None, None), ("s1", [{"old": "price", "new": "unit_price"}], [1, 2])]
+
+
+def test_the_offsets_table_checkpoints_every_ten_commits(tmp_path):
+    """Its log is replayed at every commit: a checkpoint every 10 commits (not Delta's 100) bounds that."""
+    root = str(tmp_path)
+    w = BronzeWriter(root, "p")
+    w.recover()
+    for n in range(1, 22):
+        w.commit([rec("p.public.t", n)], [SCHEMA] if n == 1 else [], {"lsn": n}, snapshot_completed=True)
+    log = tmp_path / "bronze" / "_cdc" / "p" / "offsets" / "_delta_log"
+    assert sorted(p.name for p in log.glob("*.checkpoint.parquet")) == [
+        "00000000000000000009.checkpoint.parquet", "00000000000000000019.checkpoint.parquet"]
+    assert BronzeWriter(root, "p").recover().offset == {"lsn": 21}
