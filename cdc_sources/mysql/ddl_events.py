@@ -104,13 +104,14 @@ class DdlEvents:
             (e.database or database, e.statement, e.table_id, e.change)
             for i, e in enumerate(outcome.events) if e.kind is not EventKind.TRUNCATE_TABLE
             and not _later_variable_of_one_set(outcome.events, i)]
-        if not outcome.events:
+        parsed = bool(outcome.events)
+        if not parsed:
             events = [(outcome.database or database, ddl, None, None)]
         for k, (db, statement, table, change) in enumerate(events):
             tables = [table] if table is not None else []
             if self._stored(db, tables):
                 out.append(self._history(statement, db, ctx, change, k))
-            if self.settings.include_schema_changes and self._published(db, tables):
+            if self.settings.include_schema_changes and self._published(db, tables, parsed):
                 out.append(self._schema_change(statement, db, ctx, table, change, snapshot, k))
         out.extend(self._truncates(outcome, ctx, len(events)))
         return out
@@ -122,10 +123,14 @@ class DdlEvents:
             return self.settings.captures_database(db)
         return True
 
-    def _published(self, db: str, tables: list[TableId]) -> bool:
+    def _published(self, db: str, tables: list[TableId], parsed: bool) -> bool:
         if tables:
             return any(self.settings.captures(t) for t in tables)
-        return bool(db) and self.settings.captures_database(db)
+        if not db:
+            # a statement of no database that the parser read (the snapshot's ``SET
+            # character_set_server=...``) is published with databaseName "", as Debezium does
+            return parsed
+        return self.settings.captures_database(db)
 
     def _truncates(self, outcome: DdlOutcome, ctx: EventContext, first: int) -> Iterable[ChangeRecord]:
         if not self.settings.emit_truncates:

@@ -87,3 +87,18 @@ def test_replay_applies_streamed_ddl_before_the_offset_and_every_snapshot_record
     replay_history(model, entries, until=(3, 250), skip_unparseable=False)
     table = model.table(TableId("shop", "a"))
     assert table is not None and [c.name for c in table.columns] == ["id", "x", "y"]
+
+
+def test_the_server_charset_statement_of_no_database_is_a_schema_change_event():
+    # Debezium's snapshot publishes its first statement, SET character_set_server=..., with
+    # databaseName "" (seen from the real connector in tests/conformance).
+    out = handler().handle("SET character_set_server=utf8mb4, collation_server=utf8mb4_general_ci", "", ctx(100),
+                           snapshot="true")
+    changes = [r for r in out if getattr(r, "topic", None) == "my"]
+    assert [orjson.loads(r.key) for r in changes] == [{"databaseName": ""}]
+    assert orjson.loads(changes[0].value)["ddl"].startswith("SET character_set_server=utf8mb4")
+
+
+def test_an_unparsed_statement_of_no_database_is_not_published():
+    out = handler().handle("GRANT SELECT ON *.* TO 'x'@'%'", "", ctx(100))
+    assert [r for r in out if getattr(r, "topic", None) == "my"] == []
