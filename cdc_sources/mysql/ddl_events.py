@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,6 +57,7 @@ class DdlSettings:
         emit_truncates: ``t`` is not in ``skipped.operations``.
         captures: whether a table is captured (filters).
         captures_database: whether a database is captured (``database.include/exclude.list``).
+        headers: the context headers every record carries (``extended.headers.enabled``), or None.
     """
 
     prefix: str
@@ -67,6 +68,7 @@ class DdlSettings:
     emit_truncates: bool
     captures: Callable[[TableId], bool]
     captures_database: Callable[[str], bool]
+    headers: Mapping[str, str] | None = None
 
 
 class DdlEvents:
@@ -142,7 +144,7 @@ class DdlEvents:
                                        server_id=ctx.server_id, gtid=ctx.gtid, file=ctx.file, pos=ctx.event_pos,
                                        row=0, thread=ctx.thread, query=ctx.query)
             yield ChangeRecord(self.truncate_topic(table), None, truncate_envelope(source, None), "t",
-                               dumps(ctx.offset(row=0)), ctx.order(0, k))
+                               dumps(ctx.offset(row=0)), ctx.order(0, k), headers=self.settings.headers)
 
     def _history(self, ddl: str, db: str, ctx: EventContext, change: TableChange | None, k: int) -> ChangeRecord:
         position = ctx.offset(row=0)
@@ -172,7 +174,7 @@ class DdlEvents:
             "tableChanges": [schema_change_table_change(change)] if change is not None else [],
         }
         return ChangeRecord(self.settings.prefix, dumps({"databaseName": db}), dumps(value), None,
-                            dumps(ctx.offset(row=0)), ctx.order(0, k))
+                            dumps(ctx.offset(row=0)), ctx.order(0, k), headers=self.settings.headers)
 
 
 def _later_variable_of_one_set(events: Sequence[DdlEvent], i: int) -> bool:

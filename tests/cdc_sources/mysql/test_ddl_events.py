@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import orjson
 import pytest
 
@@ -102,3 +104,15 @@ def test_the_server_charset_statement_of_no_database_is_a_schema_change_event():
 def test_an_unparsed_statement_of_no_database_is_not_published():
     out = handler().handle("GRANT SELECT ON *.* TO 'x'@'%'", "", ctx(100))
     assert [r for r in out if getattr(r, "topic", None) == "my"] == []
+
+
+def test_schema_change_and_truncate_records_carry_the_context_headers():
+    # Debezium's engine puts its context headers on every record, schema changes and truncates too
+    headers = {"__debezium.context.connectorName": '"mariadb"'}
+    settings = dataclasses.replace(handler().settings, headers=headers)
+    h = DdlEvents(SchemaModel(), settings, SourceInfo("mariadb", "my", VERSION), lambda t: f"my.{t.database}.{t.table}")
+    out = h.handle("CREATE TABLE a (id INT PRIMARY KEY)", "shop", ctx(100))
+    out += h.handle("TRUNCATE TABLE a", "shop", ctx(200))
+    published = [r for r in out if getattr(r, "topic", None) in ("my", "my.shop.a")]
+    assert [r.topic for r in published] == ["my", "my.shop.a"]
+    assert all(r.headers == headers for r in published)
