@@ -142,7 +142,7 @@ class DdlEvents:
                 continue
             source = self.source.block(db=table.database, table=table.table, ts_ms=ctx.ts_ms, snapshot="false",
                                        server_id=ctx.server_id, gtid=ctx.gtid, file=ctx.file, pos=ctx.event_pos,
-                                       row=0, thread=ctx.thread, query=ctx.query)
+                                       row=ctx.source_row, thread=ctx.thread, query=ctx.query)
             yield ChangeRecord(self.truncate_topic(table), None, truncate_envelope(source, None), "t",
                                dumps(ctx.offset(row=0)), ctx.order(0, k), headers=self.settings.headers)
 
@@ -164,7 +164,7 @@ class DdlEvents:
                        change: TableChange | None, snapshot: str, k: int) -> ChangeRecord:
         source = self.source.block(db=db, table=table.table if table is not None else None, ts_ms=ctx.ts_ms,
                                    snapshot=snapshot, server_id=ctx.server_id, gtid=ctx.gtid, file=ctx.file,
-                                   pos=ctx.event_pos, row=0, thread=ctx.thread, query=None)
+                                   pos=ctx.event_pos, row=ctx.source_row, thread=ctx.thread, query=None)
         value = {
             "source": source,
             "ts_ms": time.time_ns() // 1_000_000,
