@@ -464,7 +464,7 @@ class MySqlStreamReader:
         if "d" not in self.settings.skipped:
             self._record(codec, ctx, i, 0, "d", before, None, old_key, {HEADER_NEW_KEY: new_key_text})
             if self.settings.tombstones:
-                self._tombstone(codec, ctx, i, 1, old_key)
+                self._tombstone(codec, ctx, i, 1, old_key, {HEADER_NEW_KEY: new_key_text})
         if "c" not in self.settings.skipped:
             self._record(codec, ctx, i, 2, "c", None, after, new_key, {HEADER_OLD_KEY: old_key_text})
 
@@ -499,10 +499,14 @@ class MySqlStreamReader:
         self._emit(ChangeRecord(codec.topic, None if key is None else dumps(key), value, op,
                                 ctx.position_text(row + 1), ctx.order(row, k), codec.schema_id, headers))
 
-    def _tombstone(self, codec: TableCodec, ctx: EventContext, row: int, k: int, key: Any) -> None:
+    def _tombstone(self, codec: TableCodec, ctx: EventContext, row: int, k: int, key: Any,
+                   extra_headers: Mapping[str, str] | None = None) -> None:
+        """A tombstone; it carries the headers of the delete it follows (``extra_headers``), as Debezium's do."""
+        headers = self.settings.headers
+        if extra_headers:
+            headers = {**(headers or {}), **extra_headers}
         self._emit(ChangeRecord(codec.topic, None if key is None else dumps(key), None, None,
-                                ctx.position_text(row + 1), ctx.order(row, k), codec.schema_id,
-                                self.settings.headers))
+                                ctx.position_text(row + 1), ctx.order(row, k), codec.schema_id, headers))
 
     # -- heartbeats ------------------------------------------------------------------------------
 
