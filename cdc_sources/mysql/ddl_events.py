@@ -127,7 +127,11 @@ class DdlEvents:
 
     def _published(self, db: str, tables: list[TableId], parsed: bool) -> bool:
         if tables:
-            return any(self.settings.captures(t) for t in tables)
+            if any(self.settings.captures(t) for t in tables):
+                return True
+            # Debezium drops the schema change event of a table outside the filters only when
+            # the history keeps captured tables alone; otherwise it is published as it is stored
+            return not self.settings.store_only_captured_tables and self._stored(db, tables)
         if not db:
             # a statement of no database that the parser read (the snapshot's ``SET
             # character_set_server=...``) is published with databaseName "", as Debezium does

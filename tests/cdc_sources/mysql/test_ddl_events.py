@@ -116,3 +116,14 @@ def test_schema_change_and_truncate_records_carry_the_context_headers():
     published = [r for r in out if getattr(r, "topic", None) in ("my", "my.shop.a")]
     assert [r.topic for r in published] == ["my", "my.shop.a"]
     assert all(r.headers == headers for r in published)
+
+
+@pytest.mark.parametrize("only_captured", [False, True])
+def test_a_table_outside_the_filters_has_schema_change_events_unless_history_keeps_only_captured(only_captured):
+    # seen from the real Debezium (tests/conformance): an ALTER of a table excluded by
+    # table.exclude.list is published while store.only.captured.tables.ddl is false
+    settings = dataclasses.replace(handler(only="a").settings, store_only_captured_tables=only_captured)
+    h = DdlEvents(SchemaModel(), settings, SourceInfo("mariadb", "my", VERSION), lambda t: f"my.{t.database}.{t.table}")
+    out = h.handle("CREATE TABLE b (id INT PRIMARY KEY)", "shop", ctx(100))
+    changes = [r for r in out if getattr(r, "topic", None) == "my"]
+    assert len(changes) == (0 if only_captured else 1)
