@@ -123,27 +123,48 @@ class SnapshotRowReader:
     def read(self, tables: Sequence[SnapshotTable]) -> Iterator[StreamItem]:
         """Every row of every table, then nothing else (the session adds the final checkpoint)."""
         n = 0
+        last_data = self.last_table_with_rows(tables)
         for t_index, table in enumerate(tables):
             yield table.codec.version
-            rows = yield from self.read_table(table, t_index=t_index, tables=len(tables), first_index=n)
+            rows = yield from self.read_table(table, t_index=t_index, tables=len(tables), first_index=n,
+                                              last_table=t_index == last_data)
             n += rows
             yield SnapshotProgress(str(table.id), rows, t_index + 1, len(tables), table_done=True)
 
-    def read_table(self, table: SnapshotTable, *, t_index: int, tables: int,
-                   first_index: int) -> Generator[StreamItem, None, int]:
+    def last_table_with_rows(self, tables: Sequence[SnapshotTable]) -> int:
+        """The index of the last table whose SELECT returns a row (-1 if none), read in the
+        snapshot transaction: its last record is the snapshot's ``last``, as in Debezium, whose
+        final snapshot record is ``last`` even when empty tables follow it."""
+        for index in range(len(tables) - 1, -1, -1):
+            cur = self.cursor_factory()
+            try:
+                cur.execute(f"SELECT 1 FROM ({tables[index].select}) AS probe LIMIT 1")
+                found = cur.fetchone() is not None
+                while cur.fetchone() is not None:
+                    pass
+            finally:
+                cur.close()
+            if found:
+                return index
+        return -1
+
+    def read_table(self, table: SnapshotTable, *, t_index: int, tables: int, first_index: int,
+                   last_table: bool | None = None) -> Generator[StreamItem, None, int]:
         """One table's records (runs of `RUN_SIZE`) and progress; returns its row count.
 
         Args:
             table: the table.
             t_index: its index among the snapshot's ``tables`` tables.
             first_index: the snapshot record number (from 0) of its first row.
+            last_table: whether it is the last table with rows (default: the last table).
         """
         position = dumps(self.offset)
         prefix = self.order_prefix
         n = first_index
         rows = 0
         run: list[ChangeRecord] = []
-        last_table = t_index == tables - 1
+        if last_table is None:
+            last_table = t_index == tables - 1
         pending: tuple[Any, ...] | None = None
         for row in self._rows(table):
             if pending is not None:

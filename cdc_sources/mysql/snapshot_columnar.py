@@ -49,19 +49,22 @@ class MySqlColumnarSnapshotReader:
         the final checkpoint)."""
         n = 0
         total = len(tables)
+        last_data = self.rows.last_table_with_rows(tables)
         for t_index, table in enumerate(tables):
             yield table.codec.version
+            last = t_index == last_data
             if self.worker is None:
-                rows = yield from self.rows.read_table(table, t_index=t_index, tables=total, first_index=n)
+                rows = yield from self.rows.read_table(table, t_index=t_index, tables=total, first_index=n,
+                                                       last_table=last)
             else:
-                rows = yield from self._table(self.worker, table, t_index=t_index, tables=total, first_index=n)
+                rows = yield from self._table(self.worker, table, t_index=t_index, tables=total, first_index=n,
+                                              last_table=last)
             n += rows
             yield SnapshotProgress(str(table.id), rows, t_index + 1, total, table_done=True)
 
     def _table(self, worker: SnapshotWorker, table: SnapshotTable, *, t_index: int, tables: int,
-               first_index: int) -> Generator[StreamItem, None, int]:
+               first_index: int, last_table: bool) -> Generator[StreamItem, None, int]:
         """One table's blocks and progress, read by the worker; returns its row count."""
-        last_table = t_index == tables - 1
         render: TableBlocks | None = None
         pending: RawBatch | None = None
         rows = 0
