@@ -37,6 +37,7 @@ from typing import Any
 from cdc_sources.common.envelope import dumps, envelope_text
 from cdc_sources.mysql.codec import TableCodec
 from cdc_sources.mysql.envelope import SourceInfo
+from cdc_sources.mysql.errors import classify
 from cdc_sources.mysql.model import TableId
 from cdc_sources.mysql.offset import binlog_file_number as file_number
 from cdc_sources.spi import ChangeRecord, Checkpoint, SnapshotProgress, StreamItem
@@ -135,6 +136,8 @@ class SnapshotRowReader:
         """The index of the last table whose SELECT returns a row (-1 if none), read in the
         snapshot transaction: its last record is the snapshot's ``last``, as in Debezium, whose
         final snapshot record is ``last`` even when empty tables follow it."""
+        import pymysql
+
         for index in range(len(tables) - 1, -1, -1):
             cur = self.cursor_factory()
             try:
@@ -142,6 +145,8 @@ class SnapshotRowReader:
                 found = cur.fetchone() is not None
                 while cur.fetchone() is not None:
                     pass
+            except pymysql.MySQLError as exc:
+                raise classify(exc, where=f"snapshotting table {tables[index].id}") from exc
             finally:
                 cur.close()
             if found:
