@@ -78,7 +78,7 @@ def interceptor_classpath() -> str:
 
 
 def _properties(host: str, port: int, user: str, password: str, run_dir: Path,
-                properties: Mapping[str, str]) -> dict[str, str]:
+                properties: Mapping[str, str], adjust: bool) -> dict[str, str]:
     props = {
         "name": "conformance",
         "connector.class": "io.debezium.connector.mysql.MySqlConnector",
@@ -92,8 +92,9 @@ def _properties(host: str, port: int, user: str, password: str, run_dir: Path,
         "database.user": user,
         "database.password": password,
         "database.server.id": str(6000 + uuid.uuid4().int % 1000),
-        "driver.propertiesTransform": INTERCEPTOR_CLASS,
     }
+    if adjust:
+        props["driver.propertiesTransform"] = INTERCEPTOR_CLASS
     props.update({str(k): str(v) for k, v in properties.items()})
     return props
 
@@ -134,6 +135,7 @@ def run_debezium_mariadb(
     max_runtime_s: float = 180.0,
     workload: Callable[[], None] | None = None,
     jvm_opts: tuple[str, ...] = DEFAULT_JVM_OPTS,
+    adjust_binlog_status: bool = True,
 ) -> list[DbzRecord]:
     """Run Debezium's MySQL connector on a MariaDB server once; return its records in order.
 
@@ -145,6 +147,8 @@ def run_debezium_mariadb(
         expected_records, idle_timeout_s, max_runtime_s, workload, jvm_opts: as in
             `debezium_runner.run_debezium_postgres`; ``workload`` runs once the connector's
             binlog client is connected (its snapshot is complete).
+        adjust_binlog_status: install `INTERCEPTOR_SOURCE` (without it the connector cannot
+            start on MariaDB 10.x/11.x).
 
     Raises:
         DebeziumRunError: the engine failed, stopped by itself, or never started streaming.
@@ -152,7 +156,7 @@ def run_debezium_mariadb(
     if not properties.get("topic.prefix"):
         raise DebeziumRunError("properties must set 'topic.prefix' (the Debezium logical server name)")
     deadline = time.monotonic() + max_runtime_s
-    classpath = interceptor_classpath()
+    classpath = interceptor_classpath() if adjust_binlog_status else None
     conn = pymysql.connect(host=host, port=port, user=user, password=password, autocommit=True,
                            connect_timeout=10)
     try:
@@ -160,9 +164,9 @@ def run_debezium_mariadb(
             raise DebeziumRunError("another binlog reader is connected to the server; the harness cannot "
                                    "tell when Debezium starts streaming")
         run_dir = Path(tempfile.mkdtemp(prefix="cdc-dbz-run-"))
-        props = _properties(host, port, user, password, run_dir, properties)
+        props = _properties(host, port, user, password, run_dir, properties, adjust_binlog_status)
         tail = _RecordTail(run_dir / "records.jsonl")
-        child = _Child.start(run_dir, props, list(jvm_opts), [classpath])
+        child = _Child.start(run_dir, props, list(jvm_opts), [classpath] if classpath else [])
         ok = False
         try:
             _wait_streaming(child, tail, conn, deadline)
