@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,6 +57,7 @@ class DdlSettings:
         emit_truncates: ``t`` is not in ``skipped.operations``.
         captures: whether a table is captured (filters).
         captures_database: whether a database is captured (``database.include/exclude.list``).
+        headers: the context headers every record carries (``extended.headers.enabled``), or None.
     """
 
     prefix: str
@@ -67,6 +68,7 @@ class DdlSettings:
     emit_truncates: bool
     captures: Callable[[TableId], bool]
     captures_database: Callable[[str], bool]
+    headers: Mapping[str, str] | None = None
 
 
 class DdlEvents:
@@ -104,13 +106,14 @@ class DdlEvents:
             (e.database or database, e.statement, e.table_id, e.change)
             for i, e in enumerate(outcome.events) if e.kind is not EventKind.TRUNCATE_TABLE
             and not _later_variable_of_one_set(outcome.events, i)]
-        if not outcome.events:
+        parsed = bool(outcome.events)
+        if not parsed:
             events = [(outcome.database or database, ddl, None, None)]
         for k, (db, statement, table, change) in enumerate(events):
             tables = [table] if table is not None else []
             if self._stored(db, tables):
                 out.append(self._history(statement, db, ctx, change, k))
-            if self.settings.include_schema_changes and self._published(db, tables):
+            if self.settings.include_schema_changes and self._published(db, tables, parsed):
                 out.append(self._schema_change(statement, db, ctx, table, change, snapshot, k))
         out.extend(self._truncates(outcome, ctx, len(events)))
         return out
@@ -122,10 +125,18 @@ class DdlEvents:
             return self.settings.captures_database(db)
         return True
 
-    def _published(self, db: str, tables: list[TableId]) -> bool:
+    def _published(self, db: str, tables: list[TableId], parsed: bool) -> bool:
         if tables:
-            return any(self.settings.captures(t) for t in tables)
-        return bool(db) and self.settings.captures_database(db)
+            if any(self.settings.captures(t) for t in tables):
+                return True
+            # Debezium drops the schema change event of a table outside the filters only when
+            # the history keeps captured tables alone; otherwise it is published as it is stored
+            return not self.settings.store_only_captured_tables and self._stored(db, tables)
+        if not db:
+            # a statement of no database that the parser read (the snapshot's ``SET
+            # character_set_server=...``) is published with databaseName "", as Debezium does
+            return parsed
+        return self.settings.captures_database(db)
 
     def _truncates(self, outcome: DdlOutcome, ctx: EventContext, first: int) -> Iterable[ChangeRecord]:
         if not self.settings.emit_truncates:
@@ -135,9 +146,9 @@ class DdlEvents:
                 continue
             source = self.source.block(db=table.database, table=table.table, ts_ms=ctx.ts_ms, snapshot="false",
                                        server_id=ctx.server_id, gtid=ctx.gtid, file=ctx.file, pos=ctx.event_pos,
-                                       row=0, thread=ctx.thread, query=ctx.query)
+                                       row=ctx.source_row, thread=ctx.thread, query=ctx.query)
             yield ChangeRecord(self.truncate_topic(table), None, truncate_envelope(source, None), "t",
-                               dumps(ctx.offset(row=0)), ctx.order(0, k))
+                               dumps(ctx.offset(row=0)), ctx.order(0, k), headers=self.settings.headers)
 
     def _history(self, ddl: str, db: str, ctx: EventContext, change: TableChange | None, k: int) -> ChangeRecord:
         position = ctx.offset(row=0)
@@ -157,7 +168,7 @@ class DdlEvents:
                        change: TableChange | None, snapshot: str, k: int) -> ChangeRecord:
         source = self.source.block(db=db, table=table.table if table is not None else None, ts_ms=ctx.ts_ms,
                                    snapshot=snapshot, server_id=ctx.server_id, gtid=ctx.gtid, file=ctx.file,
-                                   pos=ctx.event_pos, row=0, thread=ctx.thread, query=None)
+                                   pos=ctx.event_pos, row=ctx.source_row, thread=ctx.thread, query=None)
         value = {
             "source": source,
             "ts_ms": time.time_ns() // 1_000_000,
@@ -167,7 +178,7 @@ class DdlEvents:
             "tableChanges": [schema_change_table_change(change)] if change is not None else [],
         }
         return ChangeRecord(self.settings.prefix, dumps({"databaseName": db}), dumps(value), None,
-                            dumps(ctx.offset(row=0)), ctx.order(0, k))
+                            dumps(ctx.offset(row=0)), ctx.order(0, k), headers=self.settings.headers)
 
 
 def _later_variable_of_one_set(events: Sequence[DdlEvent], i: int) -> bool:

@@ -122,6 +122,7 @@ class MySqlCaptureSession:
             emit_truncates="t" not in self.config.skipped_operations,
             captures=lambda t: self.policy.captures(t.database, t.table),
             captures_database=self.policy.captures_database,
+            headers=self.headers,
         )
 
     # -- plan ------------------------------------------------------------------------------------

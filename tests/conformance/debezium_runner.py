@@ -165,11 +165,12 @@ class _Child:
     log_file: IO[bytes]
 
     @classmethod
-    def start(cls, run_dir: Path, props: dict[str, str], jvm_opts: list[str]) -> _Child:
+    def start(cls, run_dir: Path, props: dict[str, str], jvm_opts: list[str],
+              extra_classpaths: list[str] | None = None) -> _Child:
         config = run_dir / "config.json"
         fd = os.open(config, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as fh:
-            json.dump({"properties": props, "jvm_opts": jvm_opts}, fh)
+            json.dump({"properties": props, "jvm_opts": jvm_opts, "extra_classpaths": extra_classpaths or []}, fh)
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH")) if p)
         log_file = (run_dir / "child.log").open("wb")
@@ -339,6 +340,13 @@ def _finish(child: _Child, conn: _Connection, slot: str, tail: _RecordTail, ok: 
     """Stop the child, drop a left-over slot, read the last records, remove the run directory."""
     child.stop()
     _drop_slot_if_left(conn, slot)
+    _finish_child(child, tail, ok, stopped=True)
+
+
+def _finish_child(child: _Child, tail: _RecordTail, ok: bool, *, stopped: bool = False) -> None:
+    """Stop the child (unless ``stopped``), read the last records, remove the run directory."""
+    if not stopped:
+        child.stop()
     tail.poll()
     if os.environ.get(KEEP_RUN_DIR_ENV):
         log.warning("Debezium run directory kept for inspection: %s", child.run_dir)

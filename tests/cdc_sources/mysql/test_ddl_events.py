@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import orjson
 import pytest
 
@@ -87,3 +89,41 @@ def test_replay_applies_streamed_ddl_before_the_offset_and_every_snapshot_record
     replay_history(model, entries, until=(3, 250), skip_unparseable=False)
     table = model.table(TableId("shop", "a"))
     assert table is not None and [c.name for c in table.columns] == ["id", "x", "y"]
+
+
+def test_the_server_charset_statement_of_no_database_is_a_schema_change_event():
+    # Debezium's snapshot publishes its first statement, SET character_set_server=..., with
+    # databaseName "" (seen from the real connector in tests/conformance).
+    out = handler().handle("SET character_set_server=utf8mb4, collation_server=utf8mb4_general_ci", "", ctx(100),
+                           snapshot="true")
+    changes = [r for r in out if getattr(r, "topic", None) == "my"]
+    assert [orjson.loads(r.key) for r in changes] == [{"databaseName": ""}]
+    assert orjson.loads(changes[0].value)["ddl"].startswith("SET character_set_server=utf8mb4")
+
+
+def test_an_unparsed_statement_of_no_database_is_not_published():
+    out = handler().handle("GRANT SELECT ON *.* TO 'x'@'%'", "", ctx(100))
+    assert [r for r in out if getattr(r, "topic", None) == "my"] == []
+
+
+def test_schema_change_and_truncate_records_carry_the_context_headers():
+    # Debezium's engine puts its context headers on every record, schema changes and truncates too
+    headers = {"__debezium.context.connectorName": '"mariadb"'}
+    settings = dataclasses.replace(handler().settings, headers=headers)
+    h = DdlEvents(SchemaModel(), settings, SourceInfo("mariadb", "my", VERSION), lambda t: f"my.{t.database}.{t.table}")
+    out = h.handle("CREATE TABLE a (id INT PRIMARY KEY)", "shop", ctx(100))
+    out += h.handle("TRUNCATE TABLE a", "shop", ctx(200))
+    published = [r for r in out if getattr(r, "topic", None) in ("my", "my.shop.a")]
+    assert [r.topic for r in published] == ["my", "my.shop.a"]
+    assert all(r.headers == headers for r in published)
+
+
+@pytest.mark.parametrize("only_captured", [False, True])
+def test_a_table_outside_the_filters_has_schema_change_events_unless_history_keeps_only_captured(only_captured):
+    # seen from the real Debezium (tests/conformance): an ALTER of a table excluded by
+    # table.exclude.list is published while store.only.captured.tables.ddl is false
+    settings = dataclasses.replace(handler(only="a").settings, store_only_captured_tables=only_captured)
+    h = DdlEvents(SchemaModel(), settings, SourceInfo("mariadb", "my", VERSION), lambda t: f"my.{t.database}.{t.table}")
+    out = h.handle("CREATE TABLE b (id INT PRIMARY KEY)", "shop", ctx(100))
+    changes = [r for r in out if getattr(r, "topic", None) == "my"]
+    assert len(changes) == (0 if only_captured else 1)
