@@ -96,6 +96,8 @@ def test_two_captures_racing_on_one_source_in_one_bucket(pg_db, tmp_path, s3_roo
     refuses the other with a message naming the holder; bronze is then the source exactly once."""
     db = _dbname(pg_db)
     create_schema(pg_db, accounts=20, big=200, orders=10)
+    oracle = f"o_{db[-40:]}"
+    assert create_oracle_slot(pg_db, oracle), "the test_decoding oracle slot is needed"
     config = tmp_path / "pipeline.yaml"
     config.write_text(pipeline_yaml(s3_root, pg_db, slot=f"c_{db[-40:]}", interval_ms=50, max_records=100))
     (tmp_path / "a").mkdir()
@@ -119,7 +121,7 @@ def test_two_captures_racing_on_one_source_in_one_bucket(pg_db, tmp_path, s3_roo
         for capture in (first, second):
             if capture.running:
                 capture.kill()
-    problems = check_exactly_once(s3_root, pg_db, slot=f"c_{db[-40:]}", oracle_slot=None)
+    problems = check_exactly_once(s3_root, pg_db, slot=f"c_{db[-40:]}", oracle_slot=oracle)
     assert not problems, "\n".join(problems)
 
 
