@@ -11,7 +11,14 @@ Protocol for one batch (``BronzeWriter.stage`` any number of times, then ``commi
 3. each table's staged files are added in ONE Delta commit that also records the table's new
    high-water mark, last seq, batch number and an application transaction
    (``appId=<source>``, ``version=<batch>``);
-4. the batch's source offset is appended to ``_cdc/<source>/offsets``.
+4. the batch's source offset is appended to ``_cdc/<source>/offsets``, with where the source
+   transactions complete at the batch's end stop in each table (``cdc.complete_seq``).
+
+Transaction ends: the caller says, for each group of records it stages, whether a source
+transaction ends right after them (``transaction_end``; the coordinator knows from the
+connector's checkpoints). Rows staged after the last such end belong to a transaction still
+open; the first seq of those rows per table is kept (across batches, and across restarts
+through the offsets commit) until the next transaction end.
 
 Only after ``commit`` returns may the caller acknowledge the source. A crash between any two
 steps leaves bronze consistent: on restart the connector resumes from the last offset in
@@ -51,6 +58,7 @@ from bronze.schema import (
     COL_SEQ,
     COL_VALUE,
     META_BATCH,
+    META_COMPLETE_SEQ,
     META_CONTROL,
     META_LAST_SEQ,
     META_OFFSET,
@@ -112,11 +120,14 @@ class StoredOffset:
         batch: the batch number that committed it.
         offset: the connector's offset map.
         snapshot_completed: whether the initial snapshot had finished by then.
+        open_from: per table, the first seq of the rows of the source transaction still open
+            at that batch's end (tables without such rows are not named).
     """
 
     batch: int
     offset: dict[str, Any]
     snapshot_completed: bool
+    open_from: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -152,6 +163,8 @@ class BronzeWriter:
     _open: dict[str, DeltaTable] = field(default_factory=dict, init=False)
     _pending: dict[str, _StagedTable] = field(default_factory=dict, init=False)
     _batch_time: dt.datetime | None = field(default=None, init=False)
+    _open_from: dict[str, int] = field(default_factory=dict, init=False)
+    """Per table: the first seq of the rows (committed or staged) of the source transaction still open."""
 
     def recover(self) -> StoredOffset | None:
         """Load the last committed offset; None if nothing committed yet.
@@ -161,6 +174,7 @@ class BronzeWriter:
         """
         self._known_schemas = None
         stored, self._batch = self._read_last_offset()
+        self._open_from = dict(stored.open_from) if stored else {}
         return stored
 
     def table_state(self, topic: str) -> TableState:
@@ -171,14 +185,28 @@ class BronzeWriter:
             self._tables[topic] = state
         return state
 
-    def stage(self, records: Sequence[ChangeRecord | ChangeBlock | RecordRun]) -> None:
+    def stage(self, records: Sequence[ChangeRecord | ChangeBlock | RecordRun], *,
+              transaction_end: bool = True) -> None:
         """Write records of the batch being built to data files now; `commit` records them.
 
         Replays (records not newer than a table's high-water mark) are dropped here, and the
         rest get their ``seq``. Until the commit the rows are in no table: a crash leaves only
         unreferenced files behind. Records given as `ChangeRecord`s are converted here; a
         caller on another thread converts them itself first (`record_runs.prepare`).
+
+        ``transaction_end``: a source transaction ends right after these records (then every
+        row staged or committed so far is of a complete transaction); False: they belong to a
+        transaction still open (see module doc).
         """
+        if transaction_end:
+            self._stage(records, None)
+            self._open_from.clear()
+        else:
+            self._stage(records, self._open_from)
+
+    def _stage(self, records: Sequence[ChangeRecord | ChangeBlock | RecordRun],
+               open_from: dict[str, int] | None) -> None:
+        """Stage ``records``; with ``open_from``, note there the first seq staged of each table not in it."""
         if not records:
             return
         batch = self._batch + 1
@@ -187,10 +215,12 @@ class BronzeWriter:
         by_topic: dict[str, list[Prepared]] = {}
         for item in prepare(records):
             by_topic.setdefault(item.topic, []).append(item)
-        futures = [self._pool.submit(self._stage_topic, topic, items, batch, self._batch_time)
-                   for topic, items in by_topic.items()]
-        for future in futures:
-            future.result()
+        futures = {topic: self._pool.submit(self._stage_topic, topic, items, batch, self._batch_time)
+                   for topic, items in by_topic.items()}
+        for topic, future in futures.items():
+            first = future.result()
+            if open_from is not None and first is not None:
+                open_from.setdefault(topic, first)
 
     def commit(
         self,
@@ -199,9 +229,12 @@ class BronzeWriter:
         offset: Mapping[str, Any],
         *,
         snapshot_completed: bool,
+        transaction_end: bool = True,
     ) -> BronzeCommitResult:
-        """Commit a batch: its staged records and ``records``, then the offset (see module doc)."""
-        self.stage(records)
+        """Commit a batch: its staged records and ``records``, then the offset (see module doc).
+
+        ``transaction_end``: as for `stage`, about ``records``."""
+        self.stage(records, transaction_end=transaction_end)
         batch = self._batch + 1
         now = self._batch_time or dt.datetime.now(dt.UTC)
         self._commit_schemas(list(schemas), now)
@@ -212,7 +245,8 @@ class BronzeWriter:
         counts = {topic: staged.received for topic, staged in pending.items()}
         written = sum(staged.written for staged in pending.values())
         total = sum(counts.values())
-        self._commit_offset(batch, offset, snapshot_completed, sorted(pending), total, now)
+        complete = {topic: first - 1 for topic, first in sorted(self._open_from.items())}
+        self._commit_offset(batch, offset, snapshot_completed, sorted(pending), total, now, complete)
         self._batch = batch
         return BronzeCommitResult(batch, written, total - written, tuple(sorted(pending)), counts, bytes_written)
 
@@ -236,6 +270,7 @@ class BronzeWriter:
             # a MySQL snapshot of an idle server reads at the same binlog position again)
             state = self.table_state(topic)
             self._tables[topic] = TableState(_max_seq(table), self._order_key_upto(table, completed), state.batch)
+        self._open_from.clear()  # the snapshot starts the source over: no transaction is open
         return removed
 
     def _order_key_upto(self, table: DeltaTable, batch: int) -> tuple[int, ...]:
@@ -310,7 +345,8 @@ class BronzeWriter:
 
     # -- data tables ---------------------------------------------------------------------------
 
-    def _stage_topic(self, topic: str, items: list[Prepared], batch: int, now: dt.datetime) -> None:
+    def _stage_topic(self, topic: str, items: list[Prepared], batch: int, now: dt.datetime) -> int | None:
+        """Stage a table's records; returns the seq of the first row staged (None: all were replays)."""
         staged = self._pending.get(topic)
         if staged is None:
             staged = self._pending[topic] = _StagedTable(self.table_state(topic))
@@ -334,13 +370,15 @@ class BronzeWriter:
                 seq += columns.num_rows
                 new_key = item.last_order_key
         if not parts:
-            return
+            return None
+        first = staged.state.last_seq + 1
         table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
         if not staged.files or staged.files[-1].rows >= FILE_MAX_ROWS:
             staged.files.append(OpenDataFile(TableLocation.of(self._path(topic), self.storage_options)))
         staged.files[-1].append(table)
         staged.written += table.num_rows
         staged.state = TableState(seq - 1, new_key, batch)
+        return first
 
     def _commit_topic(self, topic: str, staged: _StagedTable, batch: int) -> int:
         """Record a table's staged files in one Delta commit with the batch's metadata; returns their bytes."""
@@ -419,7 +457,7 @@ class BronzeWriter:
         return [str(v) for v in read_columns(dt_, ["schema_id"]).column("schema_id").to_pylist()]
 
     def _commit_offset(self, batch: int, offset: Mapping[str, Any], snapshot_completed: bool,
-                       topics: list[str], records: int, now: dt.datetime) -> None:
+                       topics: list[str], records: int, now: dt.datetime, complete: Mapping[str, int]) -> None:
         text = orjson.dumps(offset, option=orjson.OPT_SORT_KEYS).decode()
         table = pa.Table.from_pydict(
             {"batch": [batch], "offset": [text], "snapshot_completed": [snapshot_completed],
@@ -428,7 +466,8 @@ class BronzeWriter:
         )
         props = CommitProperties(
             custom_metadata={META_SOURCE: self.source, META_BATCH: str(batch), META_OFFSET: text,
-                             META_SNAPSHOT_COMPLETED: str(snapshot_completed).lower()},
+                             META_SNAPSHOT_COMPLETED: str(snapshot_completed).lower(),
+                             META_COMPLETE_SEQ: orjson.dumps(complete).decode()},
             app_transactions=[Transaction(app_id=self.source, version=batch)],
         )
         # By path, not through a DeltaTable kept open: delta-rs's write_deltalake on a kept table
@@ -455,10 +494,12 @@ class BronzeWriter:
             if commit.get(META_CONTROL) == "reset":
                 return None, last_batch or 0
             if META_OFFSET in commit:
+                complete = orjson.loads(commit.get(META_COMPLETE_SEQ) or "{}")
                 stored = StoredOffset(
                     int(commit[META_BATCH]),
                     orjson.loads(commit[META_OFFSET]),
                     commit.get(META_SNAPSHOT_COMPLETED) == "true",
+                    {str(topic): int(seq) + 1 for topic, seq in complete.items()},
                 )
                 return stored, last_batch or stored.batch
         return None, last_batch or 0

@@ -5,6 +5,11 @@ buffer holding ``commit_max_bytes`` of text is written to the batch's data files
 bounding memory) and the batch is committed to bronze when it holds ``commit_max_records``,
 has waited ``commit_interval_ms``, or a snapshot ends. The source is acknowledged only after a
 commit whose offset came from a checkpoint (a transaction boundary), never ahead of bronze.
+
+Checkpoints are transaction ends: the records before the last one in a batch are of complete
+source transactions, those after it of the transaction still open. The writer is told which
+is which (``transaction_end``) and records, in each batch commit, where the complete
+transactions stop in each table, which silver's transaction-consistent cut uses.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from bronze.record_runs import prepare
+from bronze.record_runs import Prepared, prepare
 from bronze.writer import BronzeCommitResult, BronzeWriter, StoredOffset
 from cdc_sources.spi import (
     HISTORY_TOPIC,
@@ -81,6 +86,9 @@ class _Buffer:
     since: float = 0.0
     transactions: int = 0
     """Source transactions ended in the batch (checkpoints after change events)."""
+    boundary: int | None = None
+    """Where in ``records`` the last checkpoint since the last hand-over fell (None: none since):
+    the records before it end a transaction, those after it belong to one still open."""
     events_since_checkpoint: int = 0
     at_checkpoint: bool = True
 
@@ -114,12 +122,16 @@ class _Buffer:
         last = self.records[-1]
         return str(last.positions[-1]) if isinstance(last, ChangeBlock) else last.position
 
-    def take_records(self) -> list[ChangeRecord | ChangeBlock]:
-        """Hand the in-memory records over to be staged."""
+    def take_records(self, *, snapshot: bool) -> _Handover:
+        """Hand the in-memory records over to be staged, split at the last checkpoint among them
+        (snapshot records are never split: the snapshot's completion decides for them)."""
         records, self.staged_position = self.records, self.last_position()
         self.staged += self.count
-        self.records, self.count, self.size = [], 0, 0
-        return records
+        boundary = len(records) if snapshot else self.boundary
+        self.records, self.count, self.size, self.boundary = [], 0, 0, None
+        if boundary is None:
+            return _Handover(None, prepare(records))
+        return _Handover(prepare(records[:boundary]), prepare(records[boundary:]))
 
 
 class Coordinator:
@@ -194,6 +206,7 @@ class Coordinator:
                 buf.add(item)
                 self._seen(buf, (item,))
             elif isinstance(item, Checkpoint):
+                buf.boundary = len(buf.records)
                 if item.idle and not snapshot and self._unchanged(buf, item.offset):
                     self._wait()  # nothing new since the last commit: no empty bronze batch per idle run
                     self.session.acknowledge(item.offset)  # durable already: the slot may still lag behind it
@@ -227,7 +240,7 @@ class Coordinator:
             ):
                 self._commit(buf, snapshot)
             elif buf.size >= self.max_bytes:
-                self._stage(buf)
+                self._stage(buf, snapshot)
         self._report_events(snapshot)
         if not buf.empty or buf.schemas or buf.checkpoint is not None:
             self._commit(buf, snapshot)
@@ -288,11 +301,11 @@ class Coordinator:
         self.metrics.events(self._ops, last.topic, position, snapshot=snapshot)
         self._ops, self._last_event = {}, None
 
-    def _stage(self, buf: _Buffer) -> None:
+    def _stage(self, buf: _Buffer, snapshot: bool) -> None:
         """Hand the buffer's records to the commit thread to be written to data files."""
-        records = prepare(buf.take_records())  # here, while the writer thread works on the last one
+        handover = buf.take_records(snapshot=snapshot)  # here, while the writer thread works on the last one
         self._wait()
-        future: Future[BronzeCommitResult | None] = self._pool.submit(self.writer.stage, records)
+        future: Future[BronzeCommitResult | None] = self._pool.submit(self._write_stage, handover)
         self._inflight = _InFlight(future, None, False, 0, None)
 
     def _commit(self, buf: _Buffer, snapshot: bool) -> None:
@@ -309,15 +322,29 @@ class Coordinator:
         offset = offset if offset is not None else self._offset
         # the snapshot reader yields a Checkpoint only once every table has been read
         completed = self._snapshot_completed or (snapshot and buf.checkpoint is not None)
-        records = prepare(buf.take_records())
+        handover = buf.take_records(snapshot=snapshot)
         self._wait()
         future: Future[BronzeCommitResult | None] = self._pool.submit(
-            self.writer.commit, records, buf.schemas, offset, snapshot_completed=completed)
+            self._write_commit, handover, buf.schemas, offset, completed)
         self._inflight = _InFlight(future, offset if acknowledge else None, snapshot, buf.transactions, offset)
         self._offset = dict(offset)
         buf.schemas, buf.checkpoint, buf.staged, buf.staged_position = [], None, 0, None
         buf.transactions = 0
         buf.since = time.monotonic()
+
+    def _write_stage(self, handover: _Handover) -> None:
+        """On the commit thread: stage records, telling the writer where the transaction ended."""
+        if handover.ended is not None:
+            self.writer.stage(handover.ended, transaction_end=True)
+        self.writer.stage(handover.rest, transaction_end=False)
+
+    def _write_commit(self, handover: _Handover, schemas: list[SchemaVersion], offset: Mapping[str, Any],
+                      completed: bool) -> BronzeCommitResult:
+        """On the commit thread: commit a batch (see `_write_stage`)."""
+        if handover.ended is not None:
+            self.writer.stage(handover.ended, transaction_end=True)
+        return self.writer.commit(handover.rest, schemas, offset, snapshot_completed=completed,
+                                  transaction_end=False)
 
     def _wait(self) -> None:
         """Wait for the commit in flight, account for it and acknowledge its offset."""
@@ -354,6 +381,20 @@ class Coordinator:
                  extra={"source": self.writer.source, "batch": result.batch, "records": records,
                         "bytes": result.bytes_written, "transactions": inflight.transactions,
                         "position": position.text if position else None})
+
+
+@dataclass(frozen=True)
+class _Handover:
+    """Records handed to the commit thread, split at the last checkpoint among them.
+
+    Attributes:
+        ended: the records a transaction end follows; None: no checkpoint came since the last
+            hand-over (then every record here belongs to a transaction still open).
+        rest: the records after it, of a transaction still open.
+    """
+
+    ended: list[Prepared] | None
+    rest: list[Prepared]
 
 
 @dataclass(frozen=True)

@@ -155,3 +155,39 @@ def test_a_replayed_block_is_cut_at_the_high_water_mark(tmp_path):
     assert (result.records_written, result.records_skipped) == (3, 3)
     assert [orjson.loads(r["key"])["id"] for r in read(root, "p.public.t")] == list(range(1, 9))
     assert w2.commit([block("p.public.t", 2, 4)], [], {"lsn": 3}, snapshot_completed=False).records_written == 0
+
+
+def _complete_seq(root: str, batch: int) -> dict[str, int]:
+    """The ``cdc.complete_seq`` record of a batch's offsets commit, read from the Delta log."""
+    for commit in DeltaTable(offsets_path(root, "p")).history():
+        if commit.get("cdc.batch") == str(batch):
+            return dict(orjson.loads(commit["cdc.complete_seq"]))
+    raise AssertionError(f"no offsets commit of batch {batch}")
+
+
+def test_each_batch_records_where_the_complete_transactions_stop(tmp_path):
+    """A transaction spanning batches (t: records 3-4, u: 5-6) is recorded as open in each table it
+    has rows in, from its first row, until a batch where it ends; a restart keeps the record."""
+    root, t, u = str(tmp_path), "p.public.t", "p.public.u"
+    w = BronzeWriter(root, "p")
+    w.recover()
+    w.stage([rec(t, 1), rec(u, 2)], transaction_end=True)
+    w.commit([rec(t, 3), rec(t, 4)], [SCHEMA], {"lsn": 1}, snapshot_completed=True, transaction_end=False)
+    assert _complete_seq(root, 1) == {t: 1}  # t: seq 2-3 (records 3, 4) are of the open transaction; u: complete
+    w.commit([rec(u, 5)], [], {"lsn": 1}, snapshot_completed=True, transaction_end=False)
+    assert _complete_seq(root, 2) == {t: 1, u: 1}
+    w.close()
+    w = BronzeWriter(root, "p")  # a restart: the source replays the open transaction from its start
+    w.recover()
+    result = w.commit([rec(t, 3), rec(t, 4), rec(u, 5), rec(u, 6)], [], {"lsn": 1}, snapshot_completed=True,
+                      transaction_end=False)
+    assert (result.records_written, result.records_skipped) == (1, 3)
+    assert _complete_seq(root, 3) == {t: 1, u: 1}
+    w.stage([], transaction_end=True)  # the transaction ends with nothing after it
+    w.commit([rec(t, 7)], [], {"lsn": 2}, snapshot_completed=True, transaction_end=False)
+    assert _complete_seq(root, 4) == {t: 3}
+    w.commit([], [], {"lsn": 3}, snapshot_completed=True)
+    assert _complete_seq(root, 5) == {}
+    w.close()
+    assert [r["seq"] for r in read(root, t)] == [1, 2, 3, 4]
+    assert [r["seq"] for r in read(root, u)] == [1, 2, 3]
