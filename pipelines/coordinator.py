@@ -22,8 +22,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from bronze.record_runs import Prepared, prepare
 from bronze.writer import BronzeCommitResult, BronzeWriter, StoredOffset
 from cdc_sources.spi import (
@@ -34,6 +32,7 @@ from cdc_sources.spi import (
     Checkpoint,
     SchemaVersion,
     SnapshotProgress,
+    SourceOffset,
     StreamItem,
 )
 from pipelines.metrics import SourceMetrics
@@ -82,7 +81,8 @@ class _Buffer:
     staged: int = 0
     staged_position: str | None = None
     schemas: list[SchemaVersion] = field(default_factory=list)
-    checkpoint: dict[str, Any] | None = None
+    checkpoint: SourceOffset | None = None
+    """The offset of the last checkpoint in the batch, if any."""
     since: float = 0.0
     transactions: int = 0
     """Source transactions ended in the batch (checkpoints after change events)."""
@@ -206,21 +206,7 @@ class Coordinator:
                 buf.add(item)
                 self._seen(buf, (item,))
             elif isinstance(item, Checkpoint):
-                buf.boundary = len(buf.records)
-                if item.idle and not snapshot and self._unchanged(buf, item.offset):
-                    self._wait()  # nothing new since the last commit: no empty bronze batch per idle run
-                    self.session.acknowledge(item.offset)  # durable already: the slot may still lag behind it
-                    self._transaction_end(buf, item, snapshot)
-                    buf.checkpoint = None
-                    continue
-                buf.checkpoint = item.offset
-                buf.at_checkpoint = True
-                self._transaction_end(buf, item, snapshot)
-                due = time.monotonic() - buf.since >= self.interval
-                if item.idle or snapshot or (due and (not buf.empty or item.offset != self._offset)):
-                    self._commit(buf, snapshot)
-                if item.idle:
-                    self._wait()
+                self._checkpoint(buf, item, snapshot)
                 continue
             elif isinstance(item, SchemaVersion):
                 buf.schemas.append(item)
@@ -247,10 +233,29 @@ class Coordinator:
         self._wait()
         return True
 
+    def _checkpoint(self, buf: _Buffer, item: Checkpoint, snapshot: bool) -> None:
+        """A transaction end (or keepalive): commit the batch if it is due."""
+        buf.boundary = len(buf.records)
+        offset = item.offset.to_dict()
+        if item.idle and not snapshot and self._unchanged(buf, offset):
+            self._wait()  # nothing new since the last commit: no empty bronze batch per idle run
+            self.session.acknowledge(item.offset)  # durable already: the slot may still lag behind it
+            self._transaction_end(buf, offset, snapshot)
+            buf.checkpoint = None
+            return
+        buf.checkpoint = item.offset
+        buf.at_checkpoint = True
+        self._transaction_end(buf, offset, snapshot)
+        due = time.monotonic() - buf.since >= self.interval
+        if item.idle or snapshot or (due and (not buf.empty or offset != self._offset)):
+            self._commit(buf, snapshot)
+        if item.idle:
+            self._wait()
+
     def _unchanged(self, buf: _Buffer, offset: Mapping[str, Any]) -> bool:
         """Whether committing ``buf`` at ``offset`` would add nothing to the last commit (in flight or done)."""
         return (buf.empty and not buf.schemas and offset == self._offset
-                and (buf.checkpoint is None or buf.checkpoint == offset))
+                and (buf.checkpoint is None or buf.checkpoint.to_dict() == offset))
 
     def _stop_reading(self, items: Iterator[StreamItem], buf: _Buffer, snapshot: bool) -> None:
         """Stop: commit the buffer only if it ends at a transaction boundary, else abandon it.
@@ -283,12 +288,12 @@ class Coordinator:
                 buf.events_since_checkpoint += 1
                 self._last_event = i
 
-    def _transaction_end(self, buf: _Buffer, checkpoint: Checkpoint, snapshot: bool) -> None:
-        """A checkpoint after change events ends a source transaction (streaming only)."""
+    def _transaction_end(self, buf: _Buffer, offset: Mapping[str, Any], snapshot: bool) -> None:
+        """A checkpoint (at ``offset``) after change events ends a source transaction (streaming only)."""
         self._report_events(snapshot)
         if buf.events_since_checkpoint and not snapshot:
             buf.transactions += 1
-            self.metrics.source_time(offset_time_ms(checkpoint.offset))
+            self.metrics.source_time(offset_time_ms(offset))
         buf.events_since_checkpoint = 0
 
     def _report_events(self, snapshot: bool) -> None:
@@ -314,19 +319,21 @@ class Coordinator:
         Reading the source goes on while the previous batch is written. The source is
         acknowledged only once the batch's commit has returned.
         """
-        offset = buf.checkpoint
-        acknowledge = offset is not None
+        acknowledge = buf.checkpoint
         position = buf.last_position()
-        if offset is None and snapshot and position is not None:
-            offset = orjson.loads(position)
-        offset = offset if offset is not None else self._offset
+        if acknowledge is not None:
+            offset = acknowledge.to_dict()
+        elif snapshot and position is not None:  # a snapshot batch cut on size: at its last record
+            offset = self.session.offset_of(position).to_dict()
+        else:
+            offset = self._offset
         # the snapshot reader yields a Checkpoint only once every table has been read
         completed = self._snapshot_completed or (snapshot and buf.checkpoint is not None)
         handover = buf.take_records(snapshot=snapshot)
         self._wait()
         future: Future[BronzeCommitResult | None] = self._pool.submit(
             self._write_commit, handover, buf.schemas, offset, completed)
-        self._inflight = _InFlight(future, offset if acknowledge else None, snapshot, buf.transactions, offset)
+        self._inflight = _InFlight(future, acknowledge, snapshot, buf.transactions, offset)
         self._offset = dict(offset)
         buf.schemas, buf.checkpoint, buf.staged, buf.staged_position = [], None, 0, None
         buf.transactions = 0
@@ -409,7 +416,7 @@ class _InFlight:
     """
 
     future: Future[BronzeCommitResult | None]
-    acknowledge: dict[str, Any] | None
+    acknowledge: SourceOffset | None
     snapshot: bool
     transactions: int
     offset: dict[str, Any] | None

@@ -22,6 +22,7 @@ from cdc_sources.spi.events import (
     Op,
     SchemaVersion,
     SnapshotProgress,
+    SourceOffset,
     StreamItem,
 )
 from cdc_sources.spi.source import CaptureSession, Connector, HistoryEntry, SnapshotPlan
@@ -47,5 +48,6 @@ __all__ = [
     "SnapshotPlan",
     "SnapshotProgress",
     "SourceError",
+    "SourceOffset",
     "StreamItem",
 ]
