@@ -33,7 +33,7 @@ from __future__ import annotations
 import datetime as dt
 import importlib.metadata
 import logging
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,7 +59,6 @@ from bronze.schema import (
     COL_VALUE,
     META_BATCH,
     META_COMPLETE_SEQ,
-    META_CONTROL,
     META_LAST_SEQ,
     META_OFFSET,
     META_ORDER_KEY,
@@ -73,7 +72,7 @@ from bronze.schema import (
     schemas_path,
     topic_path,
 )
-from bronze.table_read import read_columns
+from bronze.view import BronzeView, StoredOffset, TableState, table_state_of
 from cdc_sources.spi import HISTORY_TOPIC, ChangeBlock, ChangeRecord, HistoryEntry, SchemaVersion
 
 log = logging.getLogger(__name__)
@@ -85,15 +84,6 @@ except importlib.metadata.PackageNotFoundError:  # pragma: no cover - running fr
 
 FILE_MAX_ROWS = 2_000_000
 """A batch's rows of one table go to a new data file after this many (bounds file size)."""
-
-
-@dataclass
-class TableState:
-    """What the writer knows about one bronze table: its newest committed record."""
-
-    last_seq: int = 0
-    order_key: tuple[int, ...] = ()
-    batch: int = 0
 
 
 @dataclass
@@ -110,24 +100,6 @@ class _StagedTable:
     files: list[OpenDataFile] = field(default_factory=list)
     received: int = 0
     written: int = 0
-
-
-@dataclass(frozen=True)
-class StoredOffset:
-    """The last committed offset of a source.
-
-    Attributes:
-        batch: the batch number that committed it.
-        offset: the connector's offset map.
-        snapshot_completed: whether the initial snapshot had finished by then.
-        open_from: per table, the first seq of the rows of the source transaction still open
-            at that batch's end (tables without such rows are not named).
-    """
-
-    batch: int
-    offset: dict[str, Any]
-    snapshot_completed: bool
-    open_from: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -173,9 +145,13 @@ class BronzeWriter:
         nothing to capture never reads that table (reading it loads Arrow's dataset machinery).
         """
         self._known_schemas = None
-        stored, self._batch = self._read_last_offset()
+        stored, self._batch = self.view().last_offset()
         self._open_from = dict(stored.open_from) if stored else {}
         return stored
+
+    def view(self) -> BronzeView:
+        """The read-only view of this source's bronze bookkeeping."""
+        return BronzeView(self.root, self.source, self.storage_options)
 
     def table_state(self, topic: str) -> TableState:
         """The committed state of a topic's table, read lazily from its last commit."""
@@ -257,9 +233,9 @@ class BronzeWriter:
         the attempt that did not finish must go, or bronze would hold them twice: its ``r``
         rows, its private history (rewritten in full) and its schema change events.
         """
-        completed = self._last_completed_snapshot_batch()
+        completed = self.view().last_completed_snapshot_batch()
         removed = 0
-        for topic in self._known_topics():
+        for topic in self.view().topics():
             table = self._table(topic)
             if table is None:
                 continue
@@ -297,43 +273,7 @@ class BronzeWriter:
 
     def read_history(self) -> list[HistoryEntry]:
         """Every record of the connector's private history, in the order it was written."""
-        table = self._table(HISTORY_TOPIC)
-        if table is None:
-            return []
-        rows = read_columns(table, [COL_SEQ, COL_POSITION, COL_VALUE]).sort_by(COL_SEQ)
-        return [HistoryEntry(str(p), str(v)) for p, v in zip(rows.column(COL_POSITION).to_pylist(),
-                                                             rows.column(COL_VALUE).to_pylist(), strict=True)]
-
-    def _offsets_rows(self) -> pa.Table | None:
-        try:
-            dt_ = DeltaTable(offsets_path(self.root, self.source), storage_options=self.storage_options)
-        except TableNotFoundError:
-            return None
-        return dt_.to_pyarrow_table(columns=["batch", "snapshot_completed", "topics"])
-
-    def _last_completed_snapshot_batch(self) -> int:
-        rows = self._offsets_rows()
-        if rows is None:
-            return 0
-        done = [b for b, c in zip(rows.column("batch").to_pylist(), rows.column("snapshot_completed").to_pylist(),
-                                  strict=True) if c]
-        return max(done) if done else 0
-
-    def _known_topics(self) -> set[str]:
-        """Every topic this source may have written: schema versions are committed before any
-        data, so the schema history names even tables whose first commit was cut short."""
-        rows = self._offsets_rows()
-        topics: set[str] = set()
-        if rows is not None:
-            for names in rows.column("topics").to_pylist():
-                topics.update(names or [])
-        try:
-            history = DeltaTable(schemas_path(self.root, self.source), storage_options=self.storage_options)
-            topics.update(str(t) for t in history.to_pyarrow_table(columns=["topic"]).column("topic").to_pylist())
-        except TableNotFoundError:
-            pass
-        topics.add(HISTORY_TOPIC)
-        return topics
+        return self.view().history()
 
     def close(self) -> None:
         """Stop; files staged since the last commit stay uncommitted (they are in no table)."""
@@ -409,17 +349,8 @@ class BronzeWriter:
         return sum(add.size for add in adds)
 
     def _read_table_state(self, topic: str) -> TableState:
-        dt_ = self._table(topic)
-        if dt_ is None:
-            return TableState()
-        for commit in _recent_commits(dt_):
-            if commit.get(META_SOURCE) == self.source and META_LAST_SEQ in commit:
-                return TableState(
-                    int(commit[META_LAST_SEQ]),
-                    tuple(orjson.loads(commit[META_ORDER_KEY])),
-                    int(commit[META_BATCH]),
-                )
-        return TableState()
+        table = self._table(topic)
+        return TableState() if table is None else table_state_of(table, self.source)
 
     # -- side tables -----------------------------------------------------------------------------
 
@@ -427,7 +358,7 @@ class BronzeWriter:
         if not schemas:
             return
         if self._known_schemas is None:
-            self._known_schemas = set(self._read_schema_ids())
+            self._known_schemas = set(self.view().schema_ids())
         known = self._known_schemas
         unique = {s.schema_id: s for s in schemas if s.schema_id not in known}
         if not unique:
@@ -449,13 +380,6 @@ class BronzeWriter:
                                                  storage_options=self.storage_options), None)
         known.update(unique)
 
-    def _read_schema_ids(self) -> list[str]:
-        try:
-            dt_ = DeltaTable(schemas_path(self.root, self.source), storage_options=self.storage_options)
-        except TableNotFoundError:
-            return []
-        return [str(v) for v in read_columns(dt_, ["schema_id"]).column("schema_id").to_pylist()]
-
     def _commit_offset(self, batch: int, offset: Mapping[str, Any], snapshot_completed: bool,
                        topics: list[str], records: int, now: dt.datetime, complete: Mapping[str, int]) -> None:
         text = orjson.dumps(offset, option=orjson.OPT_SORT_KEYS).decode()
@@ -476,33 +400,6 @@ class BronzeWriter:
         _append_retrying(lambda: write_deltalake(offsets_path(self.root, self.source), table, mode="append",
                                                  commit_properties=props, storage_options=self.storage_options),
                          None)
-
-    def _read_last_offset(self) -> tuple[StoredOffset | None, int]:
-        """The offset to resume from (None after a reset, or if none) and the last batch number.
-
-        Batch numbers keep growing across a reset (`bronze.offset_control`): they order the
-        commits of every bronze table and the interrupted-snapshot cleanup relies on that.
-        """
-        try:
-            dt_ = DeltaTable(offsets_path(self.root, self.source), storage_options=self.storage_options)
-        except TableNotFoundError:
-            return None, 0
-        last_batch: int | None = None
-        for commit in _recent_commits(dt_):
-            if META_BATCH in commit and last_batch is None:
-                last_batch = int(commit[META_BATCH])
-            if commit.get(META_CONTROL) == "reset":
-                return None, last_batch or 0
-            if META_OFFSET in commit:
-                complete = orjson.loads(commit.get(META_COMPLETE_SEQ) or "{}")
-                stored = StoredOffset(
-                    int(commit[META_BATCH]),
-                    orjson.loads(commit[META_OFFSET]),
-                    commit.get(META_SNAPSHOT_COMPLETED) == "true",
-                    {str(topic): int(seq) + 1 for topic, seq in complete.items()},
-                )
-                return stored, last_batch or stored.batch
-        return None, last_batch or 0
 
 
 def _with_seq(columns: pa.Table, first_seq: int, batch: int, now: dt.datetime) -> pa.Table:
@@ -564,18 +461,6 @@ def _append_retrying(commit: Callable[[], object], table: DeltaTable | None) -> 
             log.info("bronze commit lost to a concurrent commit (maintenance?); trying again")
             if table is not None:
                 table.update_incremental()
-
-
-def _recent_commits(table: DeltaTable) -> Iterator[dict[str, Any]]:
-    """A table's commits, newest first, read a few at a time: the one looked for is usually among
-    the newest, but maintenance commits (compaction, VACUUM, retention) may come after it."""
-    seen = 0
-    for window in (20, 400, None):
-        commits = table.history(window)
-        yield from commits[seen:]
-        if window is None or len(commits) < window:
-            return
-        seen = len(commits)
 
 
 def _max_seq(table: DeltaTable) -> int:

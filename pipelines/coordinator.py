@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bronze.record_runs import Prepared, prepare
-from bronze.writer import BronzeCommitResult, BronzeWriter, StoredOffset
+from bronze.view import StoredOffset
+from bronze.writer import BronzeCommitResult, BronzeWriter
 from cdc_sources.spi import (
     HISTORY_TOPIC,
     CaptureSession,

@@ -32,22 +32,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-import orjson
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as sf
 
-from bronze.schema import META_BATCH, META_COMPLETE_SEQ, META_OFFSET, META_SNAPSHOT_COMPLETED, offsets_path
+from bronze.schema import offsets_path
+from bronze.view import BronzeView
 from silver.delta_io import read_delta_or_none
 
 log = logging.getLogger(__name__)
 
 _RECENT_COMMITS = 10
 """How many of the offsets table's newest commits are searched for the batch metadata."""
-
-_ROWS_UNCHANGED = frozenset({"OPTIMIZE", "VACUUM START", "VACUUM END", "SET TBLPROPERTIES"})
-"""Operations that leave the offsets rows as they are (maintenance): a newer commit of these is
-passed over for the newest capture commit; any other commit without the metadata means the rows
-must be read."""
 
 __all__ = ["SourceCut", "committed_cut", "cut_upto_seq"]
 
@@ -78,7 +73,7 @@ def committed_cut(spark: SparkSession, root: str, source: str,
     """
     path = offsets_path(root, source)
     try:
-        found = _cut_from_log(path, storage_options)
+        found = _cut_from_log(root, source, storage_options)
     except Exception as exc:  # delta-rs cannot read the store: Spark reads the rows
         log.info("delta-rs cannot read %s (%s); reading the offsets with Spark", path, exc)
         found = "unknown"
@@ -93,23 +88,13 @@ def committed_cut(spark: SparkSession, root: str, source: str,
     return SourceCut(int(rows[0]["batch"]), bool(rows[0]["snapshot_completed"]))
 
 
-def _cut_from_log(path: str, storage_options: Mapping[str, str] | None) -> SourceCut | Literal["unknown"] | None:
-    """The cut from the newest commit's metadata; None without a table, "unknown" without the metadata."""
-    from deltalake import DeltaTable
-    from deltalake.exceptions import TableNotFoundError
-
-    try:
-        table = DeltaTable(path, storage_options=dict(storage_options) if storage_options else None)
-    except TableNotFoundError:
-        return None
-    for commit in table.history(_RECENT_COMMITS):
-        if META_OFFSET in commit and META_BATCH in commit:
-            bounds = commit.get(META_COMPLETE_SEQ)
-            complete = None if bounds is None else {str(t): int(n) for t, n in orjson.loads(bounds).items()}
-            return SourceCut(int(commit[META_BATCH]), commit.get(META_SNAPSHOT_COMPLETED) == "true", complete)
-        if commit.get("operation") not in _ROWS_UNCHANGED:
-            return "unknown"  # rows written without the metadata (another writer): the rows decide
-    return "unknown"
+def _cut_from_log(root: str, source: str, storage_options: Mapping[str, str] | None
+                  ) -> SourceCut | Literal["unknown"] | None:
+    """The cut from the newest capture commit's metadata; None without a table, "unknown" without the metadata."""
+    found = BronzeView(root, source, storage_options).capture_commit(_RECENT_COMMITS)
+    if found is None or found == "unknown":
+        return found
+    return SourceCut(found.batch, found.snapshot_completed, found.complete_seq)
 
 
 def cut_upto_seq(spark: SparkSession, bronze_path: str, topic: str, after_seq: int, cut: SourceCut) -> int | None:
