@@ -18,7 +18,10 @@ Transaction ends: the caller says, for each group of records it stages, whether 
 transaction ends right after them (``transaction_end``; the coordinator knows from the
 connector's checkpoints). Rows staged after the last such end belong to a transaction still
 open; the first seq of those rows per table is kept (across batches, and across restarts
-through the offsets commit) until the next transaction end.
+through the offsets commit) until the next transaction end. After a crash between a batch's
+data commits and its offset commit, the open transaction's rows already in a table come back
+as replays: they are the table's newest rows (the source resumes at the last transaction end),
+so the transaction's first seq there is counted back from the table's last seq.
 
 Only after ``commit`` returns may the caller acknowledge the source. A crash between any two
 steps leaves bronze consistent: on restart the connector resumes from the last offset in
@@ -103,6 +106,21 @@ class _StagedTable:
 
 
 @dataclass(frozen=True)
+class _StageOutcome:
+    """What one `BronzeWriter.stage` call staged of one table.
+
+    Attributes:
+        first_seq: the seq of its first new row (None: every record was a replay).
+        replayed: records dropped as replays.
+        last_seq_before: the table's last seq before the call.
+    """
+
+    first_seq: int | None
+    replayed: int
+    last_seq_before: int
+
+
+@dataclass(frozen=True)
 class BronzeCommitResult:
     """What one ``commit`` wrote."""
 
@@ -137,6 +155,8 @@ class BronzeWriter:
     _batch_time: dt.datetime | None = field(default=None, init=False)
     _open_from: dict[str, int] = field(default_factory=dict, init=False)
     """Per table: the first seq of the rows (committed or staged) of the source transaction still open."""
+    _open_replays: dict[str, int] = field(default_factory=dict, init=False)
+    """Per table: replayed records of the open transaction dropped since the last transaction end."""
 
     def recover(self) -> StoredOffset | None:
         """Load the last committed offset; None if nothing committed yet.
@@ -174,17 +194,23 @@ class BronzeWriter:
         row staged or committed so far is of a complete transaction); False: they belong to a
         transaction still open (see module doc).
         """
+        outcomes = self._stage(records)
         if transaction_end:
-            self._stage(records, None)
             self._open_from.clear()
-        else:
-            self._stage(records, self._open_from)
-
-    def _stage(self, records: Sequence[ChangeRecord | ChangeBlock | RecordRun],
-               open_from: dict[str, int] | None) -> None:
-        """Stage ``records``; with ``open_from``, note there the first seq staged of each table not in it."""
-        if not records:
+            self._open_replays.clear()
             return
+        for topic, outcome in outcomes.items():
+            if outcome.replayed:  # the table's newest rows: the transaction began that many rows back
+                n = self._open_replays[topic] = self._open_replays.get(topic, 0) + outcome.replayed
+                self._open_from[topic] = min(self._open_from.get(topic, outcome.last_seq_before + 1),
+                                             outcome.last_seq_before - n + 1)
+            if outcome.first_seq is not None:
+                self._open_from.setdefault(topic, outcome.first_seq)
+
+    def _stage(self, records: Sequence[ChangeRecord | ChangeBlock | RecordRun]) -> dict[str, _StageOutcome]:
+        """Stage ``records``; returns what was staged of each table."""
+        if not records:
+            return {}
         batch = self._batch + 1
         if self._batch_time is None:
             self._batch_time = dt.datetime.now(dt.UTC)
@@ -193,10 +219,7 @@ class BronzeWriter:
             by_topic.setdefault(item.topic, []).append(item)
         futures = {topic: self._pool.submit(self._stage_topic, topic, items, batch, self._batch_time)
                    for topic, items in by_topic.items()}
-        for topic, future in futures.items():
-            first = future.result()
-            if open_from is not None and first is not None:
-                open_from.setdefault(topic, first)
+        return {topic: future.result() for topic, future in futures.items()}
 
     def commit(
         self,
@@ -285,11 +308,13 @@ class BronzeWriter:
 
     # -- data tables ---------------------------------------------------------------------------
 
-    def _stage_topic(self, topic: str, items: list[Prepared], batch: int, now: dt.datetime) -> int | None:
-        """Stage a table's records; returns the seq of the first row staged (None: all were replays)."""
+    def _stage_topic(self, topic: str, items: list[Prepared], batch: int, now: dt.datetime) -> _StageOutcome:
+        """Stage a table's records (replays dropped)."""
         staged = self._pending.get(topic)
         if staged is None:
             staged = self._pending[topic] = _StagedTable(self.table_state(topic))
+        before = staged.state.last_seq
+        received = sum(len(item) for item in items)
         parts: list[pa.Table] = []
         seq = staged.state.last_seq + 1
         new_key = staged.state.order_key
@@ -310,15 +335,14 @@ class BronzeWriter:
                 seq += columns.num_rows
                 new_key = item.last_order_key
         if not parts:
-            return None
-        first = staged.state.last_seq + 1
+            return _StageOutcome(None, received, before)
         table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
         if not staged.files or staged.files[-1].rows >= FILE_MAX_ROWS:
             staged.files.append(OpenDataFile(TableLocation.of(self._path(topic), self.storage_options)))
         staged.files[-1].append(table)
         staged.written += table.num_rows
         staged.state = TableState(seq - 1, new_key, batch)
-        return first
+        return _StageOutcome(before + 1, received - table.num_rows, before)
 
     def _commit_topic(self, topic: str, staged: _StagedTable, batch: int) -> int:
         """Record a table's staged files in one Delta commit with the batch's metadata; returns their bytes."""

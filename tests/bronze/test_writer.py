@@ -191,3 +191,28 @@ def test_each_batch_records_where_the_complete_transactions_stop(tmp_path):
     w.close()
     assert [r["seq"] for r in read(root, t)] == [1, 2, 3, 4]
     assert [r["seq"] for r in read(root, u)] == [1, 2, 3]
+
+
+def test_the_open_transaction_stays_open_after_a_crash_before_the_offset_commit(tmp_path, monkeypatch):
+    """Batch 2 committed its data (records 2, 3 of a transaction still open) but not its offset:
+    after the restart they come back as replays, and the batch still records them as open."""
+    root, t = str(tmp_path), "p.public.t"
+    w = BronzeWriter(root, "p")
+    w.recover()
+    w.commit([rec(t, 1)], [SCHEMA], {"lsn": 1}, snapshot_completed=True)
+
+    def lost(*_args: object, **_kwargs: object) -> None:
+        raise OSError("crash before the offset commit")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(BronzeWriter, "_commit_offset", lost)
+        with pytest.raises(OSError):
+            w.commit([rec(t, 2), rec(t, 3)], [], {"lsn": 1}, snapshot_completed=True, transaction_end=False)
+    w.close()
+    w = BronzeWriter(root, "p")
+    w.recover()  # resumes at batch 1's offset: the source replays the open transaction from its start
+    result = w.commit([rec(t, 2), rec(t, 3), rec(t, 4)], [], {"lsn": 1}, snapshot_completed=True,
+                      transaction_end=False)
+    assert (result.records_written, result.records_skipped) == (1, 2)
+    assert _complete_seq(root, 2) == {t: 1}
+    w.close()
