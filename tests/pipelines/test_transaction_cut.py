@@ -37,8 +37,9 @@ ROWS = 600
 """Rows each transaction writes to each table."""
 BATCH = 500
 """``commit_max_records``: a transaction spans several bronze batches."""
-SILVER_RUNS = 5
-"""At most this many silver runs while capture is held (each costs about a second)."""
+SILVER_RUNS = {"sail": 5, "spark": 2}
+"""At most this many silver runs while capture is held, per engine (a Sail run costs about a
+second, a classic Spark run several; two are enough to see a complete transaction applied)."""
 WAIT_S = 180.0
 
 
@@ -66,7 +67,7 @@ def _silver_transactions(spark: Any, root: str, table: str) -> Counter[int]:
 
 
 def _held_capture(monkeypatch: pytest.MonkeyPatch, cfg: PipelineConfig, root: str, topics: tuple[str, str],
-                  spark: Any, prefix: str) -> list[tuple[Counter[int], Counter[int]]]:
+                  spark: Any, runs: int) -> list[tuple[Counter[int], Counter[int]]]:
     """Capture with a silver run at each torn bronze batch (up to `SILVER_RUNS`); returns what silver held."""
     committed, resume = threading.Semaphore(0), threading.Semaphore(0)
     original = BronzeWriter.commit
@@ -101,8 +102,8 @@ def _held_capture(monkeypatch: pytest.MonkeyPatch, cfg: PipelineConfig, root: st
             b1, b2 = _bronze_transactions(root, topics[0]), _bronze_transactions(root, topics[1])
             if b1 != b2:
                 torn_batches += 1
-                if len(seen) < SILVER_RUNS:
-                    seen.append(_silver_pass(spark, cfg, root, prefix))
+                if len(seen) < runs:
+                    seen.append(_silver_pass(spark, cfg, root))
             resume.release()
     finally:
         for _ in range(64):
@@ -111,11 +112,11 @@ def _held_capture(monkeypatch: pytest.MonkeyPatch, cfg: PipelineConfig, root: st
     assert not failure, failure
     assert not thread.is_alive()
     assert torn_batches >= TRANSACTIONS, "bronze batches did not end inside transactions: the test proves nothing"
-    seen.append(_silver_pass(spark, cfg, root, prefix))
+    seen.append(_silver_pass(spark, cfg, root))
     return seen
 
 
-def _silver_pass(spark: Any, cfg: PipelineConfig, root: str, prefix: str) -> tuple[Counter[int], Counter[int]]:
+def _silver_pass(spark: Any, cfg: PipelineConfig, root: str) -> tuple[Counter[int], Counter[int]]:
     result = run_silver(root=root, engine=EngineSpec(), tables=cfg.silver, options=cfg.silver_options,
                         sources={cfg.sources[0].name: cfg.sources[0].name}, once=True, spark=spark)
     assert result.ok, result.errors
@@ -133,7 +134,7 @@ def _check(seen: list[tuple[Counter[int], Counter[int]]]) -> None:
 
 
 @pytest.mark.parametrize("engine", ["sail", "spark"], indirect=True)
-def test_postgres_transaction_cut_never_shows_half_a_transaction(pg_db, tmp_path, spark, monkeypatch):
+def test_postgres_transaction_cut_never_shows_half_a_transaction(pg_db, tmp_path, spark, engine, monkeypatch):
     import psycopg
 
     root = str(tmp_path / "lake")
@@ -145,7 +146,7 @@ def test_postgres_transaction_cut_never_shows_half_a_transaction(pg_db, tmp_path
     run_capture(cfg, until_idle=True)  # the (empty) snapshot: what follows streams
     with psycopg.connect(pg_db) as conn:
         _workload(conn.execute, conn.commit)
-    _check(_held_capture(monkeypatch, cfg, root, ("pg.public.t1", "pg.public.t2"), spark, "pg.public"))
+    _check(_held_capture(monkeypatch, cfg, root, ("pg.public.t1", "pg.public.t2"), spark, SILVER_RUNS[engine]))
 
 
 @pytest.mark.mariadb
@@ -168,7 +169,7 @@ def test_mariadb_transaction_cut_never_shows_half_a_transaction(mariadb_db, tmp_
             _workload(cur.execute, conn.commit)
     finally:
         conn.close()
-    _check(_held_capture(monkeypatch, cfg, root, (f"my.{name}.t1", f"my.{name}.t2"), spark, f"my.{name}"))
+    _check(_held_capture(monkeypatch, cfg, root, (f"my.{name}.t1", f"my.{name}.t2"), spark, SILVER_RUNS["sail"]))
 
 
 def _workload(execute: Callable[[str], object], commit: Callable[[], None]) -> None:
