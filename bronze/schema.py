@@ -7,6 +7,8 @@ Layout under ``<root>``::
     bronze/<topic>/                   one Delta table per Debezium topic (data, transaction
                                       metadata ``<prefix>.transaction``, heartbeats, messages)
     bronze/_cdc/<source>/offsets      one row per committed capture batch: the source offset
+                                      (its commit metadata also says where the source
+                                      transactions complete at the batch's end stop)
     bronze/_cdc/<source>/schemas      every key/value schema a source has used (schema history)
     bronze/_cdc/<source>/history      the connector's private history (MySQL: every DDL with its
                                       binlog position, replayed on restart); data-table columns
@@ -39,6 +41,13 @@ META_WRITER = "cdc.writer"
 META_CONTROL = "cdc.control"
 """On an offsets commit written by an operation (`bronze.offset_control`), not by capture."""
 META_SNAPSHOT_COMPLETED = "cdc.snapshot_completed"  # on offsets commits: "true" / "false"
+META_COMPLETE_SEQ = "cdc.complete_seq"
+"""On capture's offsets commits: where the source transactions complete at the batch's end stop,
+as a JSON object ``{topic: N}``: rows of ``topic`` above seq N (up to this batch) belong to the
+source transaction still open at the batch's end; every row of a topic not named, up to this
+batch, belongs to a complete transaction. Connector-neutral: it comes from where the connector's
+checkpoints (transaction ends) fell among the batch's records. Absent on commits written before
+it existed (then only whole batches are known to be complete)."""
 
 # Data table columns.
 COL_KEY = "key"

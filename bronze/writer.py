@@ -11,7 +11,17 @@ Protocol for one batch (``BronzeWriter.stage`` any number of times, then ``commi
 3. each table's staged files are added in ONE Delta commit that also records the table's new
    high-water mark, last seq, batch number and an application transaction
    (``appId=<source>``, ``version=<batch>``);
-4. the batch's source offset is appended to ``_cdc/<source>/offsets``.
+4. the batch's source offset is appended to ``_cdc/<source>/offsets``, with where the source
+   transactions complete at the batch's end stop in each table (``cdc.complete_seq``).
+
+Transaction ends: the caller says, for each group of records it stages, whether a source
+transaction ends right after them (``transaction_end``; the coordinator knows from the
+connector's checkpoints). Rows staged after the last such end belong to a transaction still
+open; the first seq of those rows per table is kept (across batches, and across restarts
+through the offsets commit) until the next transaction end. After a crash between a batch's
+data commits and its offset commit, the open transaction's rows already in a table come back
+as replays: they are the table's newest rows (the source resumes at the last transaction end),
+so the transaction's first seq there is counted back from the table's last seq.
 
 Only after ``commit`` returns may the caller acknowledge the source. A crash between any two
 steps leaves bronze consistent: on restart the connector resumes from the last offset in
@@ -26,7 +36,7 @@ from __future__ import annotations
 import datetime as dt
 import importlib.metadata
 import logging
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,7 +61,7 @@ from bronze.schema import (
     COL_SEQ,
     COL_VALUE,
     META_BATCH,
-    META_CONTROL,
+    META_COMPLETE_SEQ,
     META_LAST_SEQ,
     META_OFFSET,
     META_ORDER_KEY,
@@ -66,7 +76,7 @@ from bronze.schema import (
     schemas_path,
     topic_path,
 )
-from bronze.table_read import read_columns
+from bronze.view import BronzeView, StoredOffset, TableState, table_state_of
 from cdc_sources.spi import HISTORY_TOPIC, ChangeBlock, ChangeRecord, HistoryEntry, SchemaVersion
 
 log = logging.getLogger(__name__)
@@ -78,15 +88,6 @@ except importlib.metadata.PackageNotFoundError:  # pragma: no cover - running fr
 
 FILE_MAX_ROWS = 2_000_000
 """A batch's rows of one table go to a new data file after this many (bounds file size)."""
-
-
-@dataclass
-class TableState:
-    """What the writer knows about one bronze table: its newest committed record."""
-
-    last_seq: int = 0
-    order_key: tuple[int, ...] = ()
-    batch: int = 0
 
 
 @dataclass
@@ -106,18 +107,18 @@ class _StagedTable:
 
 
 @dataclass(frozen=True)
-class StoredOffset:
-    """The last committed offset of a source.
+class _StageOutcome:
+    """What one `BronzeWriter.stage` call staged of one table.
 
     Attributes:
-        batch: the batch number that committed it.
-        offset: the connector's offset map.
-        snapshot_completed: whether the initial snapshot had finished by then.
+        first_seq: the seq of its first new row (None: every record was a replay).
+        replayed: records dropped as replays.
+        last_seq_before: the table's last seq before the call.
     """
 
-    batch: int
-    offset: dict[str, Any]
-    snapshot_completed: bool
+    first_seq: int | None
+    replayed: int
+    last_seq_before: int
 
 
 @dataclass(frozen=True)
@@ -153,6 +154,10 @@ class BronzeWriter:
     _open: dict[str, DeltaTable] = field(default_factory=dict, init=False)
     _pending: dict[str, _StagedTable] = field(default_factory=dict, init=False)
     _batch_time: dt.datetime | None = field(default=None, init=False)
+    _open_from: dict[str, int] = field(default_factory=dict, init=False)
+    """Per table: the first seq of the rows (committed or staged) of the source transaction still open."""
+    _open_replays: dict[str, int] = field(default_factory=dict, init=False)
+    """Per table: replayed records of the open transaction dropped since the last transaction end."""
 
     def recover(self) -> StoredOffset | None:
         """Load the last committed offset; None if nothing committed yet.
@@ -161,8 +166,13 @@ class BronzeWriter:
         nothing to capture never reads that table (reading it loads Arrow's dataset machinery).
         """
         self._known_schemas = None
-        stored, self._batch = self._read_last_offset()
+        stored, self._batch = self.view().last_offset()
+        self._open_from = dict(stored.open_from) if stored else {}
         return stored
+
+    def view(self) -> BronzeView:
+        """The read-only view of this source's bronze bookkeeping."""
+        return BronzeView(self.root, self.source, self.storage_options)
 
     def table_state(self, topic: str) -> TableState:
         """The committed state of a topic's table, read lazily from its last commit."""
@@ -172,26 +182,45 @@ class BronzeWriter:
             self._tables[topic] = state
         return state
 
-    def stage(self, records: Sequence[ChangeRecord | ChangeBlock | RecordRun]) -> None:
+    def stage(self, records: Sequence[ChangeRecord | ChangeBlock | RecordRun], *,
+              transaction_end: bool = True) -> None:
         """Write records of the batch being built to data files now; `commit` records them.
 
         Replays (records not newer than a table's high-water mark) are dropped here, and the
         rest get their ``seq``. Until the commit the rows are in no table: a crash leaves only
         unreferenced files behind. Records given as `ChangeRecord`s are converted here; a
         caller on another thread converts them itself first (`record_runs.prepare`).
+
+        ``transaction_end``: a source transaction ends right after these records (then every
+        row staged or committed so far is of a complete transaction); False: they belong to a
+        transaction still open (see module doc).
         """
-        if not records:
+        outcomes = self._stage(records)
+        if transaction_end:
+            self._open_from.clear()
+            self._open_replays.clear()
             return
+        for topic, outcome in outcomes.items():
+            if outcome.replayed:  # the table's newest rows: the transaction began that many rows back
+                n = self._open_replays[topic] = self._open_replays.get(topic, 0) + outcome.replayed
+                self._open_from[topic] = min(self._open_from.get(topic, outcome.last_seq_before + 1),
+                                             outcome.last_seq_before - n + 1)
+            if outcome.first_seq is not None:
+                self._open_from.setdefault(topic, outcome.first_seq)
+
+    def _stage(self, records: Sequence[ChangeRecord | ChangeBlock | RecordRun]) -> dict[str, _StageOutcome]:
+        """Stage ``records``; returns what was staged of each table."""
+        if not records:
+            return {}
         batch = self._batch + 1
         if self._batch_time is None:
             self._batch_time = dt.datetime.now(dt.UTC)
         by_topic: dict[str, list[Prepared]] = {}
         for item in prepare(records):
             by_topic.setdefault(item.topic, []).append(item)
-        futures = [self._pool.submit(self._stage_topic, topic, items, batch, self._batch_time)
-                   for topic, items in by_topic.items()]
-        for future in futures:
-            future.result()
+        futures = {topic: self._pool.submit(self._stage_topic, topic, items, batch, self._batch_time)
+                   for topic, items in by_topic.items()}
+        return {topic: future.result() for topic, future in futures.items()}
 
     def commit(
         self,
@@ -200,9 +229,12 @@ class BronzeWriter:
         offset: Mapping[str, Any],
         *,
         snapshot_completed: bool,
+        transaction_end: bool = True,
     ) -> BronzeCommitResult:
-        """Commit a batch: its staged records and ``records``, then the offset (see module doc)."""
-        self.stage(records)
+        """Commit a batch: its staged records and ``records``, then the offset (see module doc).
+
+        ``transaction_end``: as for `stage`, about ``records``."""
+        self.stage(records, transaction_end=transaction_end)
         batch = self._batch + 1
         now = self._batch_time or dt.datetime.now(dt.UTC)
         self._commit_schemas(list(schemas), now)
@@ -213,7 +245,8 @@ class BronzeWriter:
         counts = {topic: staged.received for topic, staged in pending.items()}
         written = sum(staged.written for staged in pending.values())
         total = sum(counts.values())
-        self._commit_offset(batch, offset, snapshot_completed, sorted(pending), total, now)
+        complete = {topic: first - 1 for topic, first in sorted(self._open_from.items())}
+        self._commit_offset(batch, offset, snapshot_completed, sorted(pending), total, now, complete)
         self._batch = batch
         return BronzeCommitResult(batch, written, total - written, tuple(sorted(pending)), counts, bytes_written)
 
@@ -224,9 +257,9 @@ class BronzeWriter:
         the attempt that did not finish must go, or bronze would hold them twice: its ``r``
         rows, its private history (rewritten in full) and its schema change events.
         """
-        completed = self._last_completed_snapshot_batch()
+        completed = self.view().last_completed_snapshot_batch()
         removed = 0
-        for topic in self._known_topics():
+        for topic in self.view().topics():
             table = self._table(topic)
             if table is None:
                 continue
@@ -237,6 +270,7 @@ class BronzeWriter:
             # a MySQL snapshot of an idle server reads at the same binlog position again)
             state = self.table_state(topic)
             self._tables[topic] = TableState(_max_seq(table), self._order_key_upto(table, completed), state.batch)
+        self._open_from.clear()  # the snapshot starts the source over: no transaction is open
         return removed
 
     def _order_key_upto(self, table: DeltaTable, batch: int) -> tuple[int, ...]:
@@ -263,43 +297,7 @@ class BronzeWriter:
 
     def read_history(self) -> list[HistoryEntry]:
         """Every record of the connector's private history, in the order it was written."""
-        table = self._table(HISTORY_TOPIC)
-        if table is None:
-            return []
-        rows = read_columns(table, [COL_SEQ, COL_POSITION, COL_VALUE]).sort_by(COL_SEQ)
-        return [HistoryEntry(str(p), str(v)) for p, v in zip(rows.column(COL_POSITION).to_pylist(),
-                                                             rows.column(COL_VALUE).to_pylist(), strict=True)]
-
-    def _offsets_rows(self) -> pa.Table | None:
-        try:
-            dt_ = DeltaTable(offsets_path(self.root, self.source), storage_options=self.storage_options)
-        except TableNotFoundError:
-            return None
-        return dt_.to_pyarrow_table(columns=["batch", "snapshot_completed", "topics"])
-
-    def _last_completed_snapshot_batch(self) -> int:
-        rows = self._offsets_rows()
-        if rows is None:
-            return 0
-        done = [b for b, c in zip(rows.column("batch").to_pylist(), rows.column("snapshot_completed").to_pylist(),
-                                  strict=True) if c]
-        return max(done) if done else 0
-
-    def _known_topics(self) -> set[str]:
-        """Every topic this source may have written: schema versions are committed before any
-        data, so the schema history names even tables whose first commit was cut short."""
-        rows = self._offsets_rows()
-        topics: set[str] = set()
-        if rows is not None:
-            for names in rows.column("topics").to_pylist():
-                topics.update(names or [])
-        try:
-            history = DeltaTable(schemas_path(self.root, self.source), storage_options=self.storage_options)
-            topics.update(str(t) for t in history.to_pyarrow_table(columns=["topic"]).column("topic").to_pylist())
-        except TableNotFoundError:
-            pass
-        topics.add(HISTORY_TOPIC)
-        return topics
+        return self.view().history()
 
     def close(self) -> None:
         """Stop; files staged since the last commit stay uncommitted (they are in no table)."""
@@ -311,10 +309,13 @@ class BronzeWriter:
 
     # -- data tables ---------------------------------------------------------------------------
 
-    def _stage_topic(self, topic: str, items: list[Prepared], batch: int, now: dt.datetime) -> None:
+    def _stage_topic(self, topic: str, items: list[Prepared], batch: int, now: dt.datetime) -> _StageOutcome:
+        """Stage a table's records (replays dropped)."""
         staged = self._pending.get(topic)
         if staged is None:
             staged = self._pending[topic] = _StagedTable(self.table_state(topic))
+        before = staged.state.last_seq
+        received = sum(len(item) for item in items)
         parts: list[pa.Table] = []
         seq = staged.state.last_seq + 1
         new_key = staged.state.order_key
@@ -335,13 +336,14 @@ class BronzeWriter:
                 seq += columns.num_rows
                 new_key = item.last_order_key
         if not parts:
-            return
+            return _StageOutcome(None, received, before)
         table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
         if not staged.files or staged.files[-1].rows >= FILE_MAX_ROWS:
             staged.files.append(OpenDataFile(TableLocation.of(self._path(topic), self.storage_options)))
         staged.files[-1].append(table)
         staged.written += table.num_rows
         staged.state = TableState(seq - 1, new_key, batch)
+        return _StageOutcome(before + 1, received - table.num_rows, before)
 
     def _commit_topic(self, topic: str, staged: _StagedTable, batch: int) -> int:
         """Record a table's staged files in one Delta commit with the batch's metadata; returns their bytes."""
@@ -372,17 +374,8 @@ class BronzeWriter:
         return sum(add.size for add in adds)
 
     def _read_table_state(self, topic: str) -> TableState:
-        dt_ = self._table(topic)
-        if dt_ is None:
-            return TableState()
-        for commit in _recent_commits(dt_):
-            if commit.get(META_SOURCE) == self.source and META_LAST_SEQ in commit:
-                return TableState(
-                    int(commit[META_LAST_SEQ]),
-                    tuple(orjson.loads(commit[META_ORDER_KEY])),
-                    int(commit[META_BATCH]),
-                )
-        return TableState()
+        table = self._table(topic)
+        return TableState() if table is None else table_state_of(table, self.source)
 
     # -- side tables -----------------------------------------------------------------------------
 
@@ -390,7 +383,7 @@ class BronzeWriter:
         if not schemas:
             return
         if self._known_schemas is None:
-            self._known_schemas = set(self._read_schema_ids())
+            self._known_schemas = set(self.view().schema_ids())
         known = self._known_schemas
         unique = {s.schema_id: s for s in schemas if s.schema_id not in known}
         if not unique:
@@ -415,15 +408,8 @@ class BronzeWriter:
                                                  schema_mode="merge", storage_options=self.storage_options), None)
         known.update(unique)
 
-    def _read_schema_ids(self) -> list[str]:
-        try:
-            dt_ = DeltaTable(schemas_path(self.root, self.source), storage_options=self.storage_options)
-        except TableNotFoundError:
-            return []
-        return [str(v) for v in read_columns(dt_, ["schema_id"]).column("schema_id").to_pylist()]
-
     def _commit_offset(self, batch: int, offset: Mapping[str, Any], snapshot_completed: bool,
-                       topics: list[str], records: int, now: dt.datetime) -> None:
+                       topics: list[str], records: int, now: dt.datetime, complete: Mapping[str, int]) -> None:
         text = orjson.dumps(offset, option=orjson.OPT_SORT_KEYS).decode()
         table = pa.Table.from_pydict(
             {"batch": [batch], "offset": [text], "snapshot_completed": [snapshot_completed],
@@ -432,7 +418,8 @@ class BronzeWriter:
         )
         props = CommitProperties(
             custom_metadata={META_SOURCE: self.source, META_BATCH: str(batch), META_OFFSET: text,
-                             META_SNAPSHOT_COMPLETED: str(snapshot_completed).lower()},
+                             META_SNAPSHOT_COMPLETED: str(snapshot_completed).lower(),
+                             META_COMPLETE_SEQ: orjson.dumps(complete).decode()},
             app_transactions=[Transaction(app_id=self.source, version=batch)],
         )
         # By path, not through a DeltaTable kept open: delta-rs's write_deltalake on a kept table
@@ -442,31 +429,6 @@ class BronzeWriter:
                                                  commit_properties=props, storage_options=self.storage_options,
                                                  configuration=OFFSETS_CONFIGURATION),
                          None)
-
-    def _read_last_offset(self) -> tuple[StoredOffset | None, int]:
-        """The offset to resume from (None after a reset, or if none) and the last batch number.
-
-        Batch numbers keep growing across a reset (`bronze.offset_control`): they order the
-        commits of every bronze table and the interrupted-snapshot cleanup relies on that.
-        """
-        try:
-            dt_ = DeltaTable(offsets_path(self.root, self.source), storage_options=self.storage_options)
-        except TableNotFoundError:
-            return None, 0
-        last_batch: int | None = None
-        for commit in _recent_commits(dt_):
-            if META_BATCH in commit and last_batch is None:
-                last_batch = int(commit[META_BATCH])
-            if commit.get(META_CONTROL) == "reset":
-                return None, last_batch or 0
-            if META_OFFSET in commit:
-                stored = StoredOffset(
-                    int(commit[META_BATCH]),
-                    orjson.loads(commit[META_OFFSET]),
-                    commit.get(META_SNAPSHOT_COMPLETED) == "true",
-                )
-                return stored, last_batch or stored.batch
-        return None, last_batch or 0
 
 
 def _with_seq(columns: pa.Table, first_seq: int, batch: int, now: dt.datetime) -> pa.Table:
@@ -528,18 +490,6 @@ def _append_retrying(commit: Callable[[], object], table: DeltaTable | None) -> 
             log.info("bronze commit lost to a concurrent commit (maintenance?); trying again")
             if table is not None:
                 table.update_incremental()
-
-
-def _recent_commits(table: DeltaTable) -> Iterator[dict[str, Any]]:
-    """A table's commits, newest first, read a few at a time: the one looked for is usually among
-    the newest, but maintenance commits (compaction, VACUUM, retention) may come after it."""
-    seen = 0
-    for window in (20, 400, None):
-        commits = table.history(window)
-        yield from commits[seen:]
-        if window is None or len(commits) < window:
-            return
-        seen = len(commits)
 
 
 def _max_seq(table: DeltaTable) -> int:

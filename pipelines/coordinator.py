@@ -5,6 +5,11 @@ buffer holding ``commit_max_bytes`` of text is written to the batch's data files
 bounding memory) and the batch is committed to bronze when it holds ``commit_max_records``,
 has waited ``commit_interval_ms``, or a snapshot ends. The source is acknowledged only after a
 commit whose offset came from a checkpoint (a transaction boundary), never ahead of bronze.
+
+Checkpoints are transaction ends: the records before the last one in a batch are of complete
+source transactions, those after it of the transaction still open. The writer is told which
+is which (``transaction_end``) and records, in each batch commit, where the complete
+transactions stop in each table, which silver's transaction-consistent cut uses.
 """
 
 from __future__ import annotations
@@ -17,10 +22,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
-from bronze.record_runs import prepare
-from bronze.writer import BronzeCommitResult, BronzeWriter, StoredOffset
+from bronze.record_runs import Prepared, prepare
+from bronze.view import StoredOffset
+from bronze.writer import BronzeCommitResult, BronzeWriter
 from cdc_sources.spi import (
     HISTORY_TOPIC,
     CaptureSession,
@@ -29,7 +33,9 @@ from cdc_sources.spi import (
     Checkpoint,
     SchemaVersion,
     SnapshotProgress,
+    SourceOffset,
     StreamItem,
+    connector_offset,
 )
 from pipelines.metrics import SourceMetrics
 from pipelines.positions import offset_time_ms, source_position
@@ -77,10 +83,14 @@ class _Buffer:
     staged: int = 0
     staged_position: str | None = None
     schemas: list[SchemaVersion] = field(default_factory=list)
-    checkpoint: dict[str, Any] | None = None
+    checkpoint: SourceOffset | None = None
+    """The offset of the last checkpoint in the batch, if any."""
     since: float = 0.0
     transactions: int = 0
     """Source transactions ended in the batch (checkpoints after change events)."""
+    boundary: int | None = None
+    """Where in ``records`` the last checkpoint since the last hand-over fell (None: none since):
+    the records before it end a transaction, those after it belong to one still open."""
     events_since_checkpoint: int = 0
     at_checkpoint: bool = True
 
@@ -114,12 +124,16 @@ class _Buffer:
         last = self.records[-1]
         return str(last.positions[-1]) if isinstance(last, ChangeBlock) else last.position
 
-    def take_records(self) -> list[ChangeRecord | ChangeBlock]:
-        """Hand the in-memory records over to be staged."""
+    def take_records(self, *, snapshot: bool) -> _Handover:
+        """Hand the in-memory records over to be staged, split at the last checkpoint among them
+        (snapshot records are never split: the snapshot's completion decides for them)."""
         records, self.staged_position = self.records, self.last_position()
         self.staged += self.count
-        self.records, self.count, self.size = [], 0, 0
-        return records
+        boundary = len(records) if snapshot else self.boundary
+        self.records, self.count, self.size, self.boundary = [], 0, 0, None
+        if boundary is None:
+            return _Handover(None, prepare(records))
+        return _Handover(prepare(records[:boundary]), prepare(records[boundary:]))
 
 
 class Coordinator:
@@ -194,20 +208,7 @@ class Coordinator:
                 buf.add(item)
                 self._seen(buf, (item,))
             elif isinstance(item, Checkpoint):
-                if item.idle and not snapshot and self._unchanged(buf, item.offset):
-                    self._wait()  # nothing new since the last commit: no empty bronze batch per idle run
-                    self.session.acknowledge(item.offset)  # durable already: the slot may still lag behind it
-                    self._transaction_end(buf, item, snapshot)
-                    buf.checkpoint = None
-                    continue
-                buf.checkpoint = item.offset
-                buf.at_checkpoint = True
-                self._transaction_end(buf, item, snapshot)
-                due = time.monotonic() - buf.since >= self.interval
-                if item.idle or snapshot or (due and (not buf.empty or item.offset != self._offset)):
-                    self._commit(buf, snapshot)
-                if item.idle:
-                    self._wait()
+                self._checkpoint(buf, item, snapshot)
                 continue
             elif isinstance(item, SchemaVersion):
                 buf.schemas.append(item)
@@ -227,17 +228,36 @@ class Coordinator:
             ):
                 self._commit(buf, snapshot)
             elif buf.size >= self.max_bytes:
-                self._stage(buf)
+                self._stage(buf, snapshot)
         self._report_events(snapshot)
         if not buf.empty or buf.schemas or buf.checkpoint is not None:
             self._commit(buf, snapshot)
         self._wait()
         return True
 
+    def _checkpoint(self, buf: _Buffer, item: Checkpoint, snapshot: bool) -> None:
+        """A transaction end (or keepalive): commit the batch if it is due."""
+        buf.boundary = len(buf.records)
+        offset = item.offset.to_dict()
+        if item.idle and not snapshot and self._unchanged(buf, offset):
+            self._wait()  # nothing new since the last commit: no empty bronze batch per idle run
+            self.session.acknowledge(connector_offset(item.offset))  # durable already: the slot may lag
+            self._transaction_end(buf, offset, snapshot)
+            buf.checkpoint = None
+            return
+        buf.checkpoint = item.offset
+        buf.at_checkpoint = True
+        self._transaction_end(buf, offset, snapshot)
+        due = time.monotonic() - buf.since >= self.interval
+        if item.idle or snapshot or (due and (not buf.empty or offset != self._offset)):
+            self._commit(buf, snapshot)
+        if item.idle:
+            self._wait()
+
     def _unchanged(self, buf: _Buffer, offset: Mapping[str, Any]) -> bool:
         """Whether committing ``buf`` at ``offset`` would add nothing to the last commit (in flight or done)."""
         return (buf.empty and not buf.schemas and offset == self._offset
-                and (buf.checkpoint is None or buf.checkpoint == offset))
+                and (buf.checkpoint is None or buf.checkpoint.to_dict() == offset))
 
     def _stop_reading(self, items: Iterator[StreamItem], buf: _Buffer, snapshot: bool) -> None:
         """Stop: commit the buffer only if it ends at a transaction boundary, else abandon it.
@@ -270,12 +290,12 @@ class Coordinator:
                 buf.events_since_checkpoint += 1
                 self._last_event = i
 
-    def _transaction_end(self, buf: _Buffer, checkpoint: Checkpoint, snapshot: bool) -> None:
-        """A checkpoint after change events ends a source transaction (streaming only)."""
+    def _transaction_end(self, buf: _Buffer, offset: Mapping[str, Any], snapshot: bool) -> None:
+        """A checkpoint (at ``offset``) after change events ends a source transaction (streaming only)."""
         self._report_events(snapshot)
         if buf.events_since_checkpoint and not snapshot:
             buf.transactions += 1
-            self.metrics.source_time(offset_time_ms(checkpoint.offset))
+            self.metrics.source_time(offset_time_ms(offset))
         buf.events_since_checkpoint = 0
 
     def _report_events(self, snapshot: bool) -> None:
@@ -288,11 +308,11 @@ class Coordinator:
         self.metrics.events(self._ops, last.topic, position, snapshot=snapshot)
         self._ops, self._last_event = {}, None
 
-    def _stage(self, buf: _Buffer) -> None:
+    def _stage(self, buf: _Buffer, snapshot: bool) -> None:
         """Hand the buffer's records to the commit thread to be written to data files."""
-        records = prepare(buf.take_records())  # here, while the writer thread works on the last one
+        handover = buf.take_records(snapshot=snapshot)  # here, while the writer thread works on the last one
         self._wait()
-        future: Future[BronzeCommitResult | None] = self._pool.submit(self.writer.stage, records)
+        future: Future[BronzeCommitResult | None] = self._pool.submit(self._write_stage, handover)
         self._inflight = _InFlight(future, None, False, 0, None)
 
     def _commit(self, buf: _Buffer, snapshot: bool) -> None:
@@ -301,23 +321,39 @@ class Coordinator:
         Reading the source goes on while the previous batch is written. The source is
         acknowledged only once the batch's commit has returned.
         """
-        offset = buf.checkpoint
-        acknowledge = offset is not None
+        acknowledge = buf.checkpoint
         position = buf.last_position()
-        if offset is None and snapshot and position is not None:
-            offset = orjson.loads(position)
-        offset = offset if offset is not None else self._offset
+        if acknowledge is not None:
+            offset = acknowledge.to_dict()
+        elif snapshot and position is not None:  # a snapshot batch cut on size: at its last record
+            offset = self.session.offset_of(position).to_dict()
+        else:
+            offset = self._offset
         # the snapshot reader yields a Checkpoint only once every table has been read
         completed = self._snapshot_completed or (snapshot and buf.checkpoint is not None)
-        records = prepare(buf.take_records())
+        handover = buf.take_records(snapshot=snapshot)
         self._wait()
         future: Future[BronzeCommitResult | None] = self._pool.submit(
-            self.writer.commit, records, buf.schemas, offset, snapshot_completed=completed)
-        self._inflight = _InFlight(future, offset if acknowledge else None, snapshot, buf.transactions, offset)
+            self._write_commit, handover, buf.schemas, offset, completed)
+        self._inflight = _InFlight(future, acknowledge, snapshot, buf.transactions, offset)
         self._offset = dict(offset)
         buf.schemas, buf.checkpoint, buf.staged, buf.staged_position = [], None, 0, None
         buf.transactions = 0
         buf.since = time.monotonic()
+
+    def _write_stage(self, handover: _Handover) -> None:
+        """On the commit thread: stage records, telling the writer where the transaction ended."""
+        if handover.ended is not None:
+            self.writer.stage(handover.ended, transaction_end=True)
+        self.writer.stage(handover.rest, transaction_end=False)
+
+    def _write_commit(self, handover: _Handover, schemas: list[SchemaVersion], offset: Mapping[str, Any],
+                      completed: bool) -> BronzeCommitResult:
+        """On the commit thread: commit a batch (see `_write_stage`)."""
+        if handover.ended is not None:
+            self.writer.stage(handover.ended, transaction_end=True)
+        return self.writer.commit(handover.rest, schemas, offset, snapshot_completed=completed,
+                                  transaction_end=False)
 
     def _wait(self) -> None:
         """Wait for the commit in flight, account for it and acknowledge its offset."""
@@ -339,7 +375,7 @@ class Coordinator:
         else:
             self.result.streamed_records += result.records_written + result.records_skipped - private
         if ack is not None:
-            self.session.acknowledge(ack)
+            self.session.acknowledge(connector_offset(ack))
 
     def _account(self, result: BronzeCommitResult, inflight: _InFlight) -> None:
         """Report a durable bronze commit to the metrics and, at -v, the log."""
@@ -357,6 +393,20 @@ class Coordinator:
 
 
 @dataclass(frozen=True)
+class _Handover:
+    """Records handed to the commit thread, split at the last checkpoint among them.
+
+    Attributes:
+        ended: the records a transaction end follows; None: no checkpoint came since the last
+            hand-over (then every record here belongs to a transaction still open).
+        rest: the records after it, of a transaction still open.
+    """
+
+    ended: list[Prepared] | None
+    rest: list[Prepared]
+
+
+@dataclass(frozen=True)
 class _InFlight:
     """The commit (or stage) the commit thread is working on.
 
@@ -368,7 +418,7 @@ class _InFlight:
     """
 
     future: Future[BronzeCommitResult | None]
-    acknowledge: dict[str, Any] | None
+    acknowledge: SourceOffset | None
     snapshot: bool
     transactions: int
     offset: dict[str, Any] | None

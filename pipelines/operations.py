@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from bronze.offset_control import Control, write_control
-from bronze.writer import BronzeWriter, StoredOffset
+from bronze.view import BronzeView, StoredOffset
 from cdc_sources.spi import CdcError, ConfigError, ConfigProblem, Connector, Fatal
 from cdc_sources.spi.operations import RewindRefusedError, SourceOperations
 from pipelines import lease as leases
@@ -82,11 +82,7 @@ def find_source(config: PipelineConfig, name: str, file: str | None = None) -> S
 
 def stored_offset(config: PipelineConfig, source: str) -> StoredOffset | None:
     """The offset the next capture of ``source`` resumes from (None: plans from scratch)."""
-    writer = BronzeWriter(config.lakehouse.root, source, config.lakehouse.storage_options or None)
-    try:
-        return writer.recover()
-    finally:
-        writer.close()
+    return BronzeView(config.lakehouse.root, source, config.lakehouse.storage_options or None).stored_offset()
 
 
 def _operations(connector: Connector | None, source: str) -> SourceOperations:

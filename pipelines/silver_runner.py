@@ -248,7 +248,7 @@ class _Runner:
         if self.options.consistency.get(source) == "transaction":
             if cut is None:
                 return TableRunResult(decl.table, decl.source, "waiting", seq_from=after)
-            upto = cut_upto_seq(self.spark, topic_path(self.root, decl.source), after, cut)
+            upto = cut_upto_seq(self.spark, topic_path(self.root, decl.source), decl.source, after, cut)
             if upto is None:
                 return TableRunResult(decl.table, decl.source, "up_to_date", seq_from=after)
         rng = self._range(decl, after, upto)

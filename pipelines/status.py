@@ -23,7 +23,7 @@ from deltalake.exceptions import TableNotFoundError
 
 from bronze.offset_control import Control, read_control
 from bronze.schema import META_LAST_SEQ, offsets_path, topic_path
-from bronze.writer import BronzeWriter
+from bronze.view import BronzeView
 from cdc_sources.spi import HISTORY_TOPIC, CdcError
 from pipelines.capture_status import CaptureStatus, read_status
 from pipelines.config import PipelineConfig, SourceSpec
@@ -159,11 +159,7 @@ def pipeline_status(config: PipelineConfig, *, source_lag: bool = False,
 def _source_status(config: PipelineConfig, index: int, spec: SourceSpec, now: dt.datetime, source_lag: bool,
                    lag_warn_bytes: int | None) -> SourceStatus:
     root, storage = config.lakehouse.root, config.lakehouse.storage_options or None
-    writer = BronzeWriter(root, spec.name, storage)
-    try:
-        stored = writer.recover()
-    finally:
-        writer.close()
+    stored = BronzeView(root, spec.name, storage).stored_offset()
     offsets = _table(offsets_path(root, spec.name), storage)
     commits, last_commit_at = 0, None
     topics: set[str] = set()

@@ -7,18 +7,22 @@ so a join across them never sees half of a source transaction:
    (rows are written after all of a batch's data commits, so batch B is complete in every
    bronze table); while the initial snapshot is incomplete there is no cut (tables wait);
 2. a batch may end inside a transaction (the capture commits on size/time), so within each
-   table only rows of transactions that had committed by B's offset are taken: a row's
-   ``position.lsn_commit`` (its transaction's commit LSN) must be below the offset's ``lsn``
-   (the end of the last complete transaction). Rows of the transaction still open at the cut
-   wait for the next run. Snapshot rows (no ``lsn_commit``) belong to the completed snapshot.
+   table only rows of transactions complete at B's end are taken: B's offsets commit says,
+   per table, up to which seq they are (``cdc.complete_seq``, written by the bronze writer
+   from where the connector's checkpoints fell, the same for every connector). Rows of the
+   transaction still open at the cut wait for the next run.
+
+Bronze written before the writer recorded ``cdc.complete_seq`` (or offsets rows appended by
+another writer, read from the rows): only whole committed batches are known to be complete,
+so the cut takes whole batches; a transaction that spans batches may then show in part.
 
 Cost: one look at the offsets table's newest commits per source and run (its commit metadata
-names the batch and offset, read with delta-rs; the table gains a file per capture batch, so
-reading its rows would cost more every pass), plus one aggregate per table over
-the new bronze rows' ``seq``/``batch``/``position`` columns; and tables advance only as far as
-the last complete transaction. The tables are still committed one after another: during a
-run a reader can see some tables at the new cut and some at the previous one; after the run,
-all are at the same cut (the progress records name the batch).
+names the batch and the bounds, read with delta-rs; the table gains a file per capture batch, so
+reading its rows would cost more every pass), plus one aggregate per table over the new bronze
+rows' ``seq``/``batch`` columns; and tables advance only as far as the last complete
+transaction. The tables are still committed one after another: during a run a reader can see
+some tables at the new cut and some at the previous one; after the run, all are at the same
+cut (the progress records name the batch).
 """
 
 from __future__ import annotations
@@ -26,13 +30,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
-import orjson
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as sf
 
-from bronze.schema import META_BATCH, META_OFFSET, META_SNAPSHOT_COMPLETED, offsets_path
+from bronze.schema import offsets_path
+from bronze.view import BronzeView
 from silver.delta_io import read_delta_or_none
 
 log = logging.getLogger(__name__)
@@ -40,27 +44,24 @@ log = logging.getLogger(__name__)
 _RECENT_COMMITS = 10
 """How many of the offsets table's newest commits are searched for the batch metadata."""
 
-_ROWS_UNCHANGED = frozenset({"OPTIMIZE", "VACUUM START", "VACUUM END", "SET TBLPROPERTIES"})
-"""Operations that leave the offsets rows as they are (maintenance): a newer commit of these is
-passed over for the newest capture commit; any other commit without the metadata means the rows
-must be read."""
-
 __all__ = ["SourceCut", "committed_cut", "cut_upto_seq"]
 
 
 @dataclass(frozen=True)
 class SourceCut:
-    """The newest committed batch of a source and its offset.
+    """The newest committed batch of a source, and where the complete transactions stop in it.
 
     Attributes:
         batch: the batch number.
-        lsn: the offset's resume LSN (end of the last complete transaction), if it has one.
         snapshot_completed: whether the initial snapshot had completed by then.
+        complete_seq: per topic, the last seq of a complete transaction when rows of the
+            transaction still open follow it (topics not named: complete through ``batch``);
+            None when the commit does not say (older bronze): whole batches only.
     """
 
     batch: int
-    lsn: int | None
     snapshot_completed: bool
+    complete_seq: Mapping[str, int] | None = None
 
 
 def committed_cut(spark: SparkSession, root: str, source: str,
@@ -72,7 +73,7 @@ def committed_cut(spark: SparkSession, root: str, source: str,
     """
     path = offsets_path(root, source)
     try:
-        found = _cut_from_log(path, storage_options)
+        found = _cut_from_log(root, source, storage_options)
     except Exception as exc:  # delta-rs cannot read the store: Spark reads the rows
         log.info("delta-rs cannot read %s (%s); reading the offsets with Spark", path, exc)
         found = "unknown"
@@ -84,44 +85,28 @@ def committed_cut(spark: SparkSession, root: str, source: str,
     rows = df.orderBy(sf.col("batch").desc()).limit(1).collect()
     if not rows:
         return None
-    return _cut(int(rows[0]["batch"]), orjson.loads(rows[0]["offset"]), bool(rows[0]["snapshot_completed"]))
+    return SourceCut(int(rows[0]["batch"]), bool(rows[0]["snapshot_completed"]))
 
 
-def _cut_from_log(path: str, storage_options: Mapping[str, str] | None) -> SourceCut | Literal["unknown"] | None:
-    """The cut from the newest commit's metadata; None without a table, "unknown" without the metadata."""
-    from deltalake import DeltaTable
-    from deltalake.exceptions import TableNotFoundError
+def _cut_from_log(root: str, source: str, storage_options: Mapping[str, str] | None
+                  ) -> SourceCut | Literal["unknown"] | None:
+    """The cut from the newest capture commit's metadata; None without a table, "unknown" without the metadata."""
+    found = BronzeView(root, source, storage_options).capture_commit(_RECENT_COMMITS)
+    if found is None or found == "unknown":
+        return found
+    return SourceCut(found.batch, found.snapshot_completed, found.complete_seq)
 
-    try:
-        table = DeltaTable(path, storage_options=dict(storage_options) if storage_options else None)
-    except TableNotFoundError:
+
+def cut_upto_seq(spark: SparkSession, bronze_path: str, topic: str, after_seq: int, cut: SourceCut) -> int | None:
+    """The highest ``seq`` of a topic's table at ``cut`` (see module doc); None if nothing new
+    (or no table yet)."""
+    df = read_delta_or_none(spark, bronze_path)
+    if df is None:
         return None
-    for commit in table.history(_RECENT_COMMITS):
-        if META_OFFSET in commit and META_BATCH in commit:
-            return _cut(int(commit[META_BATCH]), orjson.loads(commit[META_OFFSET]),
-                        commit.get(META_SNAPSHOT_COMPLETED) == "true")
-        if commit.get("operation") not in _ROWS_UNCHANGED:
-            return "unknown"  # rows written without the metadata (another writer): the rows decide
-    return "unknown"
-
-
-def _cut(batch: int, offset: dict[str, Any], snapshot_completed: bool) -> SourceCut:
-    lsn = offset.get("lsn")
-    in_snapshot = bool(offset.get("snapshot"))
-    return SourceCut(batch, None if lsn is None or in_snapshot else int(lsn), snapshot_completed)
-
-
-def cut_upto_seq(spark: SparkSession, bronze_path: str, after_seq: int, cut: SourceCut) -> int | None:
-    """The highest ``seq`` of a table at ``cut`` (see module doc); None if nothing new."""
-    seq, batch = sf.col("seq"), sf.col("batch")
-    rows = spark.read.format("delta").load(bronze_path).where((seq > after_seq) & (batch <= cut.batch))
-    if cut.lsn is None:
-        top = rows.agg(sf.max(seq).alias("hi")).collect()[0]["hi"]
-        return None if top is None else int(top)
-    commit = sf.get_json_object(sf.col("position"), "$.lsn_commit").cast("bigint")
-    done = commit.isNull() | (commit < cut.lsn)
-    agg = rows.agg(sf.max(sf.when(done, seq)).alias("hi"), sf.min(sf.when(~done, seq)).alias("open")).collect()[0]
-    hi, first_open = agg["hi"], agg["open"]
-    if first_open is not None:
-        hi = None if first_open - 1 <= after_seq else min(int(hi or 0), int(first_open) - 1)
-    return None if hi is None else int(hi)
+    seq = sf.col("seq")
+    top = df.where((seq > after_seq) & (sf.col("batch") <= cut.batch)).agg(sf.max(seq).alias("hi")).collect()[0]["hi"]
+    if top is None:
+        return None
+    bound = None if cut.complete_seq is None else cut.complete_seq.get(topic)
+    hi = int(top) if bound is None else min(int(top), bound)
+    return hi if hi > after_seq else None

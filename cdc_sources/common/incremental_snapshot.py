@@ -60,7 +60,15 @@ from cdc_sources.common.signals import (
     parse_signal,
     parse_signal_line,
 )
-from cdc_sources.spi import ChangeBlock, ChangeRecord, Checkpoint, StreamItem
+from cdc_sources.spi import (
+    ChangeBlock,
+    ChangeRecord,
+    Checkpoint,
+    OffsetWithExtras,
+    SourceOffset,
+    StreamItem,
+    connector_offset,
+)
 
 log = logging.getLogger(__name__)
 
@@ -214,13 +222,15 @@ class IncrementalSnapshotter:
         yield from out
 
     def _with_state(self, cp: Checkpoint) -> Checkpoint:
-        if self._await_start and self.state is not None and cp.offset.get("lsn_commit") is not None:
+        base = connector_offset(cp.offset)
+        stored = base.to_dict()
+        if self._await_start and self.state is not None and stored.get("lsn_commit") is not None:
             # the checkpoint right after the table's first open watermark: its commit LSN
-            self.state = replace(self.state, table_start=int(cp.offset["lsn_commit"]))
+            self.state = replace(self.state, table_start=int(stored["lsn_commit"]))
             self._await_start = False
-        offset = without_state(cp.offset)
+        offset: SourceOffset = base
         if self.state is not None:
-            offset.update(self.state.to_offset())
+            offset = OffsetWithExtras(base, self.state.to_offset())
         return Checkpoint(offset, idle=cp.idle and not self.busy())
 
     def _records(self, records: Iterable[ChangeRecord | ChangeBlock]) -> Iterator[StreamItem]:

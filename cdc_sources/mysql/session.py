@@ -36,7 +36,15 @@ from cdc_sources.mysql.snapshot_prepare import prepare_snapshot
 from cdc_sources.mysql.snapshot_process import SnapshotWorker
 from cdc_sources.mysql.stream import BinlogResume, EventContext, MySqlStreamReader, StreamSettings
 from cdc_sources.mysql.table_filters import check_tables_match
-from cdc_sources.spi import HISTORY_TOPIC, ChangeRecord, HistoryEntry, SnapshotPlan, SourceError, StreamItem
+from cdc_sources.spi import (
+    HISTORY_TOPIC,
+    ChangeRecord,
+    HistoryEntry,
+    SnapshotPlan,
+    SourceError,
+    SourceOffset,
+    StreamItem,
+)
 
 log = logging.getLogger(__name__)
 
@@ -296,8 +304,11 @@ class MySqlCaptureSession:
                 cur.execute(query)
             self.conn.commit()
 
-    def acknowledge(self, offset: Mapping[str, Any]) -> None:
+    def acknowledge(self, offset: SourceOffset) -> None:
         """Nothing to confirm: the server keeps binlogs by its own retention settings."""
+
+    def offset_of(self, position: str) -> MySqlOffset:
+        return MySqlOffset.from_dict(orjson.loads(position))
 
     def close(self) -> None:
         self.conn.close()

@@ -39,6 +39,7 @@ from cdc_sources.mysql.codec import TableCodec
 from cdc_sources.mysql.envelope import SourceInfo
 from cdc_sources.mysql.errors import classify, error_code
 from cdc_sources.mysql.model import TableId
+from cdc_sources.mysql.offset import MySqlOffset
 from cdc_sources.mysql.offset import binlog_file_number as file_number
 from cdc_sources.spi import ChangeRecord, Checkpoint, SnapshotProgress, StreamItem
 
@@ -54,14 +55,6 @@ class SnapshotPoint:
     file: str
     pos: int
     gtids: str = ""
-
-    def offset(self, *, snapshot: bool) -> dict[str, Any]:
-        out: dict[str, Any] = {"file": self.file, "pos": self.pos}
-        if self.gtids:
-            out["gtids"] = self.gtids
-        if snapshot:
-            out["snapshot"] = True
-        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,4 +216,4 @@ class SnapshotRowReader:
 
 def snapshot_complete_checkpoint(point: SnapshotPoint) -> Checkpoint:
     """The checkpoint after the last snapshot record: streaming resumes at the snapshot position."""
-    return Checkpoint(point.offset(snapshot=False))
+    return Checkpoint(MySqlOffset(point.file, point.pos, point.gtids or None))

@@ -30,6 +30,7 @@ from cdc_sources.mysql.codec import TableCodec
 from cdc_sources.mysql.converters import restore_empty_sets
 from cdc_sources.mysql.envelope import SourceInfo
 from cdc_sources.mysql.model import TableId
+from cdc_sources.mysql.offset import MySqlOffset
 from cdc_sources.mysql.offset import binlog_file_number as file_number
 from cdc_sources.mysql.rows import decode_rows
 from cdc_sources.mysql.transactions import TransactionTracker, transaction_id
@@ -307,12 +308,8 @@ class MySqlStreamReader:
             self._out.append(self._run)
             self._run = []
 
-    def _idle_offset(self, pos: int) -> dict[str, Any]:
-        out: dict[str, Any] = {"file": self._file, "pos": pos}
-        text = self.gtids.text()
-        if text:
-            out["gtids"] = text
-        return out
+    def _idle_offset(self, pos: int) -> MySqlOffset:
+        return MySqlOffset(self._file, pos, self.gtids.text() or None)
 
     # -- transactions ----------------------------------------------------------------------------
 
@@ -373,14 +370,10 @@ class MySqlStreamReader:
             self.gtids.add(tx.gtid)
         self._tx = None
         self._query = None
-        offset = {"file": self._file, "pos": end, "ts_sec": int(event.timestamp)}
-        gtids = self.gtids.text()
-        if gtids:
-            offset["gtids"] = gtids
-        if int(event.packet.server_id):
-            offset["server_id"] = int(event.packet.server_id)
+        offset = MySqlOffset(self._file, end, self.gtids.text() or None, int(event.packet.server_id),
+                             ts_sec=int(event.timestamp))
         if tx is not None and tx.emitted and self._tracker is not None:
-            for rec in self._tracker.end_records((file_number(self._file), start, 0, 0), dumps(offset)):
+            for rec in self._tracker.end_records((file_number(self._file), start, 0, 0), dumps(offset.to_dict())):
                 self._emit(rec)
         self._flush_run()
         self._out.append(Checkpoint(offset))
@@ -529,7 +522,7 @@ class MySqlStreamReader:
         offset = self._idle_offset(pos)
         self._out.append([ChangeRecord(
             self.settings.heartbeat_topic, dumps({"serverName": self.settings.prefix}), dumps({"ts_ms": now_ms}),
-            None, dumps(offset), (file_number(self._file), pos, 1, now_ms), None, self.settings.headers)])
+            None, dumps(offset.to_dict()), (file_number(self._file), pos, 1, now_ms), None, self.settings.headers)])
         self._out.append(Checkpoint(offset, idle=True))
 
 

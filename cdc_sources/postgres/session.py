@@ -9,6 +9,8 @@ import uuid
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import orjson
+
 from cdc_sources.common.filters import no_table_matches
 from cdc_sources.common.incremental_snapshot import IncrementalSnapshotter
 from cdc_sources.common.incremental_state import IncrementalState
@@ -29,7 +31,7 @@ from cdc_sources.postgres.snapshot_columnar import PostgresColumnarSnapshotReade
 from cdc_sources.postgres.stream import PostgresStreamReader, StreamSettings
 from cdc_sources.postgres.transactions import TransactionTracker
 from cdc_sources.postgres.types import PgColumn
-from cdc_sources.spi import Checkpoint, SnapshotPlan, StreamItem
+from cdc_sources.spi import Checkpoint, SnapshotPlan, SourceOffset, StreamItem
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +154,7 @@ class PostgresCaptureSession:
         finally:
             snap_conn.close()
         log.info("snapshot step 4/4: completed")
-        yield Checkpoint(PostgresOffset(created.consistent_point, slot=self.slot).to_dict())
+        yield Checkpoint(PostgresOffset(created.consistent_point, slot=self.slot))
 
     def _snapshot_tables(self) -> list[TableInfo]:
         return [t for t in self.tables if self.policy.snapshots(t.schema, t.name)]
@@ -258,10 +260,15 @@ class PostgresCaptureSession:
         if query:
             self.conn.execute(query)
 
-    def acknowledge(self, offset: Mapping[str, Any]) -> None:
-        if self.reader is None or not self.config.opt("flush.lsn.source") or offset.get("snapshot"):
+    def acknowledge(self, offset: SourceOffset) -> None:
+        if not isinstance(offset, PostgresOffset):
+            raise TypeError(f"a PostgreSQL session acknowledges its own offsets, not {type(offset).__name__}")
+        if self.reader is None or not self.config.opt("flush.lsn.source") or offset.snapshot:
             return
-        self.reader.acknowledge(int(offset["lsn"]))
+        self.reader.acknowledge(offset.lsn)
+
+    def offset_of(self, position: str) -> PostgresOffset:
+        return PostgresOffset.from_dict(orjson.loads(position))
 
     def close(self) -> None:
         if self.repl is not None:

@@ -292,8 +292,8 @@ class PostgresStreamReader:
             return False
         return int(self.cursor.wal_end or 0) >= self._target
 
-    def _offset(self, lsn: int) -> dict[str, Any]:
-        return PostgresOffset(lsn, self._last_commit_lsn, self._xid, self._ts_us or None, slot=self.s.slot).to_dict()
+    def _offset(self, lsn: int) -> PostgresOffset:
+        return PostgresOffset(lsn, self._last_commit_lsn, self._xid, self._ts_us or None, slot=self.s.slot)
 
     def _handle(self, m: Any, lsn: int) -> None:
         kind = type(m)
@@ -330,7 +330,7 @@ class PostgresStreamReader:
             self._type = "COMMIT"
             self._out.extend(self.tx.end(lsn, self._order(lsn), self._position(lsn)))
         self._xid = None
-        self._emit(Checkpoint(PostgresOffset(m.end_lsn, lsn, None, m.commit_ts_us, slot=self.s.slot).to_dict()))
+        self._emit(Checkpoint(PostgresOffset(m.end_lsn, lsn, None, m.commit_ts_us, slot=self.s.slot)))
 
     def _order(self, lsn: int) -> tuple[int, int, int]:
         self._n += 1
@@ -462,5 +462,5 @@ class PostgresStreamReader:
         lsn = max(int(self.cursor.wal_end or 0), self.flushed)
         offset = self._offset(lsn)
         self._out.append(ChangeRecord(self.s.heartbeat_topic, dumps({"serverName": self.s.prefix}),
-                                      dumps({"ts_ms": now_ms}), None, dumps(offset), (lsn, 0, 0), None))
+                                      dumps({"ts_ms": now_ms}), None, dumps(offset.to_dict()), (lsn, 0, 0), None))
         self._emit(Checkpoint(offset))

@@ -22,10 +22,13 @@ from cdc_sources.spi.events import (
     ChangeBlock,
     ChangeRecord,
     Checkpoint,
+    OffsetWithExtras,
     Op,
     SchemaVersion,
     SnapshotProgress,
+    SourceOffset,
     StreamItem,
+    connector_offset,
 )
 from cdc_sources.spi.source import CaptureSession, Connector, HistoryEntry, SnapshotPlan
 
@@ -47,11 +50,14 @@ __all__ = [
     "Fatal",
     "HistoryEntry",
     "MissingDependencyError",
+    "OffsetWithExtras",
     "Op",
     "Retriable",
     "SchemaVersion",
     "SnapshotPlan",
     "SnapshotProgress",
     "SourceError",
+    "SourceOffset",
     "StreamItem",
+    "connector_offset",
 ]

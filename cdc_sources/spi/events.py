@@ -10,7 +10,7 @@ import bisect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 HISTORY_TOPIC = "__cdc.history"
 """The reserved topic of a connector's private history (MySQL's database schema history).
@@ -164,21 +164,54 @@ class ChangeBlock:
                            None if self.order_keys is None else self.order_keys[skip:])
 
 
+@runtime_checkable
+class SourceOffset(Protocol):
+    """A connector's typed offset (``PostgresOffset``, ``MySqlOffset``): a resumable position."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The offset map as bronze stores it (Debezium's offset keys), loadable by the connector."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetWithExtras:
+    """A connector's offset plus keys that shared stream stages keep beside it (an incremental
+    snapshot's ``incremental_snapshot_*`` progress, as in Debezium's offsets).
+
+    Stored as one map (the connector's keys, then ``extras``); the connector's own session is
+    acknowledged with ``base`` (see `connector_offset`).
+    """
+
+    base: SourceOffset
+    extras: Mapping[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.base.to_dict(), **self.extras}
+
+
+def connector_offset(offset: SourceOffset) -> SourceOffset:
+    """The connector's own offset inside ``offset`` (what its session acknowledges)."""
+    while isinstance(offset, OffsetWithExtras):
+        offset = offset.base
+    return offset
+
+
 @dataclass(frozen=True, slots=True)
 class Checkpoint:
     """A point in the source stream where everything before it has been emitted.
 
-    Emitted by stream readers at transaction ends and keepalives. Committing bronze up to a
-    checkpoint and storing ``offset`` makes it safe to resume from there and to acknowledge
-    the source (slot flush, binlog purge).
+    Emitted by stream readers at transaction ends and keepalives, never inside a transaction
+    (the bronze writer relies on it: the records before a checkpoint are of complete
+    transactions). Committing bronze up to a checkpoint and storing ``offset`` makes it safe to
+    resume from there and to acknowledge the source (slot flush, binlog purge) with it.
 
     Attributes:
-        offset: the connector's offset map, JSON-serialisable, loadable by its offset loader.
+        offset: the connector's typed offset.
         idle: True when the source had nothing more to send at this point (used by
             ``--until-idle``).
     """
 
-    offset: dict[str, Any]
+    offset: SourceOffset
     idle: bool = False
 
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from cdc_sources.spi.events import StreamItem
+from cdc_sources.spi.events import SourceOffset, StreamItem
 from cdc_sources.spi.retry import RetryPolicy
 
 
@@ -60,8 +60,17 @@ class CaptureSession(Protocol):
         """Yield streamed records and checkpoints; return when idle if ``until_idle``."""
         ...
 
-    def acknowledge(self, offset: Mapping[str, Any]) -> None:
-        """Tell the source that everything up to ``offset`` is durable in bronze."""
+    def acknowledge(self, offset: SourceOffset) -> None:
+        """Tell the source that everything up to ``offset`` (a checkpoint's) is durable in bronze."""
+        ...
+
+    def offset_of(self, position: str) -> SourceOffset:
+        """The offset a record's ``position`` text stands for (a snapshot batch committed on size
+        ends at its last record's position).
+
+        Raises:
+            ValueError: ``position`` is not one of this connector's positions.
+        """
         ...
 
     def close(self) -> None:

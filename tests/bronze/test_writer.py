@@ -191,3 +191,64 @@ def test_the_offsets_table_checkpoints_every_ten_commits(tmp_path):
     assert sorted(p.name for p in log.glob("*.checkpoint.parquet")) == [
         "00000000000000000009.checkpoint.parquet", "00000000000000000019.checkpoint.parquet"]
     assert BronzeWriter(root, "p").recover().offset == {"lsn": 21}
+
+
+def _complete_seq(root: str, batch: int) -> dict[str, int]:
+    """The ``cdc.complete_seq`` record of a batch's offsets commit, read from the Delta log."""
+    for commit in DeltaTable(offsets_path(root, "p")).history():
+        if commit.get("cdc.batch") == str(batch):
+            return dict(orjson.loads(commit["cdc.complete_seq"]))
+    raise AssertionError(f"no offsets commit of batch {batch}")
+
+
+def test_each_batch_records_where_the_complete_transactions_stop(tmp_path):
+    """A transaction spanning batches (t: records 3-4, u: 5-6) is recorded as open in each table it
+    has rows in, from its first row, until a batch where it ends; a restart keeps the record."""
+    root, t, u = str(tmp_path), "p.public.t", "p.public.u"
+    w = BronzeWriter(root, "p")
+    w.recover()
+    w.stage([rec(t, 1), rec(u, 2)], transaction_end=True)
+    w.commit([rec(t, 3), rec(t, 4)], [SCHEMA], {"lsn": 1}, snapshot_completed=True, transaction_end=False)
+    assert _complete_seq(root, 1) == {t: 1}  # t: seq 2-3 (records 3, 4) are of the open transaction; u: complete
+    w.commit([rec(u, 5)], [], {"lsn": 1}, snapshot_completed=True, transaction_end=False)
+    assert _complete_seq(root, 2) == {t: 1, u: 1}
+    w.close()
+    w = BronzeWriter(root, "p")  # a restart: the source replays the open transaction from its start
+    w.recover()
+    result = w.commit([rec(t, 3), rec(t, 4), rec(u, 5), rec(u, 6)], [], {"lsn": 1}, snapshot_completed=True,
+                      transaction_end=False)
+    assert (result.records_written, result.records_skipped) == (1, 3)
+    assert _complete_seq(root, 3) == {t: 1, u: 1}
+    w.stage([], transaction_end=True)  # the transaction ends with nothing after it
+    w.commit([rec(t, 7)], [], {"lsn": 2}, snapshot_completed=True, transaction_end=False)
+    assert _complete_seq(root, 4) == {t: 3}
+    w.commit([], [], {"lsn": 3}, snapshot_completed=True)
+    assert _complete_seq(root, 5) == {}
+    w.close()
+    assert [r["seq"] for r in read(root, t)] == [1, 2, 3, 4]
+    assert [r["seq"] for r in read(root, u)] == [1, 2, 3]
+
+
+def test_the_open_transaction_stays_open_after_a_crash_before_the_offset_commit(tmp_path, monkeypatch):
+    """Batch 2 committed its data (records 2, 3 of a transaction still open) but not its offset:
+    after the restart they come back as replays, and the batch still records them as open."""
+    root, t = str(tmp_path), "p.public.t"
+    w = BronzeWriter(root, "p")
+    w.recover()
+    w.commit([rec(t, 1)], [SCHEMA], {"lsn": 1}, snapshot_completed=True)
+
+    def lost(*_args: object, **_kwargs: object) -> None:
+        raise OSError("crash before the offset commit")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(BronzeWriter, "_commit_offset", lost)
+        with pytest.raises(OSError):
+            w.commit([rec(t, 2), rec(t, 3)], [], {"lsn": 1}, snapshot_completed=True, transaction_end=False)
+    w.close()
+    w = BronzeWriter(root, "p")
+    w.recover()  # resumes at batch 1's offset: the source replays the open transaction from its start
+    result = w.commit([rec(t, 2), rec(t, 3), rec(t, 4)], [], {"lsn": 1}, snapshot_completed=True,
+                      transaction_end=False)
+    assert (result.records_written, result.records_skipped) == (1, 2)
+    assert _complete_seq(root, 2) == {t: 1}
+    w.close()

@@ -21,9 +21,21 @@ from decimal import Decimal, localcontext
 from typing import Any
 
 import pyarrow as pa
-from deltalake import write_deltalake
+from deltalake import CommitProperties, write_deltalake
 
-from bronze.schema import BRONZE_SCHEMA, OFFSETS_SCHEMA, SCHEMAS_SCHEMA, offsets_path, schemas_path, topic_path
+from bronze.schema import (
+    BRONZE_SCHEMA,
+    META_BATCH,
+    META_COMPLETE_SEQ,
+    META_OFFSET,
+    META_SNAPSHOT_COMPLETED,
+    META_SOURCE,
+    OFFSETS_SCHEMA,
+    SCHEMAS_SCHEMA,
+    offsets_path,
+    schemas_path,
+    topic_path,
+)
 
 PLACEHOLDER = "__debezium_unavailable_value"
 
@@ -226,9 +238,15 @@ class BronzeBuilder:
         return self.batch
 
     def commit_offset(self, batch: int, offset: dict[str, Any], *, snapshot_completed: bool = True,
-                      topics: list[str] | None = None) -> None:
-        """Append a row to ``_cdc/<source>/offsets`` (a committed capture batch)."""
+                      topics: list[str] | None = None, complete_seq: dict[str, int] | None = None) -> None:
+        """Append a row to ``_cdc/<source>/offsets`` (a committed capture batch), with the commit
+        metadata capture writes; ``complete_seq`` (per topic, the last seq of a complete transaction
+        when rows of an open one follow) is left out when None, as bronze written before it."""
         row = {"batch": batch, "offset": _dumps(offset), "snapshot_completed": snapshot_completed,
                "topics": topics or [self.topic], "records": 0, "committed_at": dt.datetime.now(dt.UTC)}
+        metadata = {META_SOURCE: self.source, META_BATCH: str(batch), META_OFFSET: _dumps(offset),
+                    META_SNAPSHOT_COMPLETED: str(snapshot_completed).lower()}
+        if complete_seq is not None:
+            metadata[META_COMPLETE_SEQ] = _dumps(complete_seq)
         write_deltalake(offsets_path(self.root, self.source), pa.Table.from_pylist([row], schema=OFFSETS_SCHEMA),
-                        mode="append")
+                        mode="append", commit_properties=CommitProperties(custom_metadata=metadata))

@@ -23,24 +23,39 @@ def _tables(builder):
 
 def test_a_transaction_split_across_batches_waits_until_it_is_complete(builder, run, silver):
     orders, lines, decls = _tables(builder)
-    # tx A (commit LSN 100) complete in batch 1; tx B (commit LSN 200) split over batches 1 and 2
-    orders.insert({"id": 1, "status": "new"}, commit_lsn=100)
-    lines.insert({"order_id": 1, "n": 1}, commit_lsn=100)
-    orders.update({"id": 1, "status": "paid"}, commit_lsn=200)
+    # tx A complete in batch 1; tx B split over batches 1 (orders seq 2) and 2 (lines seq 2)
+    orders.insert({"id": 1, "status": "new"})
+    lines.insert({"order_id": 1, "n": 1})
+    orders.next_tx().update({"id": 1, "status": "paid"})
     orders.commit(batch=1)
     lines.commit(batch=1)
-    orders.commit_offset(1, {"lsn": 150, "txId": 1}, topics=[orders.topic, lines.topic])
-    lines.insert({"order_id": 1, "n": 2}, commit_lsn=200)
+    orders.commit_offset(1, {"lsn": 150, "txId": 1}, topics=[orders.topic, lines.topic],
+                         complete_seq={orders.topic: 1})
+    lines.next_tx().insert({"order_id": 1, "n": 2})
     lines.commit(batch=2)  # batch 2's offset row is not committed yet
     result = run(*decls, options=TX)
     assert [t.status for t in result.tables] == ["applied", "applied"]
     assert rows(silver("orders"), "id", "status") == [(1, "new")]
     assert rows(silver("lines"), "order_id", "n") == [(1, 1)]
     # without the cut, orders would already show tx B while lines did not
-    orders.commit_offset(2, {"lsn": 250, "txId": 2}, topics=[lines.topic])
+    orders.commit_offset(2, {"lsn": 250, "txId": 2}, topics=[lines.topic], complete_seq={})
     run(*decls, options=TX)
     assert rows(silver("orders"), "id", "status") == [(1, "paid")]
     assert rows(silver("lines"), "order_id", "n") == [(1, 1), (1, 2)]
+
+
+def test_bronze_without_the_complete_seq_record_is_cut_at_whole_batches(builder, run, silver):
+    """Offsets commits written before the bronze writer recorded where complete transactions stop:
+    every row of the committed batches is taken, none of a batch not committed yet."""
+    orders, lines, decls = _tables(builder)
+    orders.insert({"id": 1, "status": "new"}).next_tx().update({"id": 1, "status": "paid"}).commit(batch=1)
+    lines.insert({"order_id": 1, "n": 1}).commit(batch=1)
+    orders.commit_offset(1, {"lsn": 150, "txId": 1}, topics=[orders.topic, lines.topic])
+    lines.next_tx().insert({"order_id": 1, "n": 2}).commit(batch=2)
+    result = run(*decls, options=TX)
+    assert [t.status for t in result.tables] == ["applied", "applied"]
+    assert rows(silver("orders"), "id", "status") == [(1, "paid")]
+    assert rows(silver("lines"), "order_id", "n") == [(1, 1)]
 
 
 @pytest.mark.parametrize("options", [TX, SilverOptions()], ids=["transaction", "table"])
@@ -87,7 +102,7 @@ def test_the_cut_comes_from_the_offsets_log_not_its_rows(spark, root):
         writer.commit([], [], {"lsn": 300, "txId": 7}, snapshot_completed=True)
     finally:
         writer.close()
-    expected = SourceCut(2, 300, True)
+    expected = SourceCut(2, True, {})
     assert committed_cut(spark, root, "shop") == expected
     data_files = list(Path(offsets_path(root, "shop")).glob("*.parquet"))
     assert len(data_files) == 2
@@ -116,9 +131,9 @@ def test_a_newer_offsets_commit_without_the_metadata_is_read_from_the_rows(spark
         writer.close()
     path = offsets_path(root, "shop")
     DeltaTable(path).optimize.compact()
-    assert committed_cut(spark, root, "shop") == SourceCut(2, 300, True)
+    assert committed_cut(spark, root, "shop") == SourceCut(2, True, {})
     write_deltalake(path, pa.Table.from_pydict(
         {"batch": [3], "offset": ['{"lsn": 1, "snapshot": true}'], "snapshot_completed": [False],
          "topics": [[]], "records": [0], "committed_at": [dt.datetime.now(dt.UTC)]}, schema=OFFSETS_SCHEMA),
         mode="append")
-    assert committed_cut(spark, root, "shop") == SourceCut(3, None, False)
+    assert committed_cut(spark, root, "shop") == SourceCut(3, False)
