@@ -153,7 +153,7 @@ def pipeline_spec(config: PipelineConfig, options: DeclarativeOptions) -> dict[s
     spec: dict[str, Any] = {"name": config.pipeline, "storage": _storage(config, options)}
     if options.target is DeclarativeTarget.OPEN_SOURCE:
         spec["configuration"] = dict(DELTA_SQL_CONF)
-    spec["libraries"] = [{"glob": {"include": f"{SOURCES_DIR}/**/*.py"}}]  # Python 3.11: "**" alone finds folders
+    spec["libraries"] = [{"glob": {"include": f"{SOURCES_DIR}/**"}}]
     return spec
 
 

@@ -1,7 +1,7 @@
 """``cdc-lakehouse bundle pipelines``: the generated project, without ``spark-pipelines``.
 
-The open-source project's sources are registered, as the ``spark-pipelines`` CLI does, with
-pyspark's own graph element registration context (a recording registry, on the Sail session):
+The open-source project's sources are registered by the ``spark-pipelines`` CLI's own loader
+(``register_definitions``) into a recording registry, on the Sail session:
 that is pyspark 4.2's ``pyspark.pipelines`` API validating every call and argument. The
 Databricks-only arguments (SCD type 2, ``apply_as_truncates``), which OSS pyspark rejects, are
 read from the generated source's syntax tree. The run by ``spark-pipelines`` itself is in
@@ -11,16 +11,15 @@ test_declarative_run.py.
 from __future__ import annotations
 
 import ast
-import importlib.util
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 import yaml
-from pyspark.pipelines.block_session_mutations import block_session_mutations
+from pyspark.pipelines.cli import load_pipeline_spec, register_definitions
 from pyspark.pipelines.flow import AutoCdcFlow, Flow
-from pyspark.pipelines.graph_element_registry import GraphElementRegistry, graph_element_registration_context
+from pyspark.pipelines.graph_element_registry import GraphElementRegistry
 from pyspark.pipelines.output import Output, StreamingTable, Table, TemporaryView
 
 from pipelines.capture import run_capture
@@ -57,18 +56,11 @@ class Recorder(GraphElementRegistry):
         raise AssertionError(f"no SQL source expected: {file_path}")
 
 
-def register(project: Path) -> Recorder:
-    """Load every source of the project's spec the way ``spark-pipelines`` does."""
-    spec = yaml.safe_load((project / "spark-pipeline.yml").read_text())
+def register(project: Path, spark: Any) -> Recorder:
+    """Load the project's sources with the ``spark-pipelines`` CLI's own loader."""
+    spec_path = project / "spark-pipeline.yml"
     recorder = Recorder()
-    files = [p for lib in spec["libraries"] for p in sorted(project.glob(lib["glob"]["include"])) if p.is_file()]
-    assert [p.suffix for p in files] == [".py"] * len(files) and files
-    with graph_element_registration_context(recorder):
-        for file in files:
-            module_spec = importlib.util.spec_from_file_location(file.stem, str(file))
-            assert module_spec is not None and module_spec.loader is not None
-            with block_session_mutations():
-                module_spec.loader.exec_module(importlib.util.module_from_spec(module_spec))
+    register_definitions(spec_path, recorder, load_pipeline_spec(spec_path), spark, "test-graph")
     return recorder
 
 
@@ -110,7 +102,7 @@ def test_open_source_project_registers_auto_cdc_flows(pg_db: str, tmp_path: Path
     spec = yaml.safe_load((project / "spark-pipeline.yml").read_text())
     assert spec["configuration"]["spark.sql.catalog.spark_catalog"] == "org.apache.spark.sql.delta.catalog.DeltaCatalog"
     assert spec["storage"] == f"{Path(root).resolve().as_uri()}/silver/_pipelines/t"
-    graph = register(project)
+    graph = register(project, spark)
 
     assert {n: type(o) for n, o in graph.outputs.items()} == {
         "items_changes": TemporaryView, "items": StreamingTable, "codes_changes": TemporaryView,
