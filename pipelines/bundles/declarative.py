@@ -4,7 +4,8 @@ pipeline's silver tables.
 
 Layout::
 
-    spark-pipeline.yml              the pipeline spec: name, storage, Delta settings, libraries
+    spark-pipeline.yml              the pipeline spec: name, storage, libraries
+    spark-pipelines.sh              open-source target: spark-pipelines with Delta Lake (--conf, jars)
     transformations/<table>.py      one Python source per silver table (``pyspark.pipelines``)
     pipeline.yaml                   the pipeline file, copied as is (the sources read it)
     dist/cdc_lakehouse-*.whl        the project wheel: install it where the pipeline runs
@@ -27,7 +28,9 @@ from __future__ import annotations
 
 import enum
 import os
+import shlex
 import shutil
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,14 +42,15 @@ from cdc_sources.spi import ConfigError, ConfigProblem
 from pipelines.bundles.folder import PIPELINE_FILE, write_folder
 from pipelines.bundles.wheel import take_wheel
 from pipelines.config import PipelineConfig, nearest_line, read_yaml
-from pipelines.spark_jars import DELTA_SQL_CONF
+from pipelines.spark_jars import DELTA_SPARK_PACKAGE, DELTA_SQL_CONF
 from silver.declarations import SilverTable
 from silver.feed_columns import DELETE_CONDITION, FEED_COLUMNS, TRUNCATE_CONDITION
 
-__all__ = ["Apply", "DeclarativeOptions", "DeclarativeTarget", "TableFlow", "pipeline_spec", "table_flows",
-           "table_source", "write_declarative_bundle"]
+__all__ = ["Apply", "DeclarativeOptions", "DeclarativeTarget", "TableFlow", "launcher_script", "pipeline_spec",
+           "table_flows", "table_source", "write_declarative_bundle"]
 
 SPEC_FILE = "spark-pipeline.yml"
+LAUNCHER = "spark-pipelines.sh"
 SOURCES_DIR = "transformations"
 
 
@@ -149,10 +153,10 @@ def _storage(config: PipelineConfig, options: DeclarativeOptions) -> str:
 
 
 def pipeline_spec(config: PipelineConfig, options: DeclarativeOptions) -> dict[str, Any]:
-    """The ``spark-pipeline.yml`` document."""
+    """The ``spark-pipeline.yml`` document. No Delta settings in its ``configuration``: a
+    pipeline sets those on every flow, and Spark refuses to change the static
+    ``spark.sql.extensions`` there; `launcher_script` passes them to ``spark-pipelines``."""
     spec: dict[str, Any] = {"name": config.pipeline, "storage": _storage(config, options)}
-    if options.target is DeclarativeTarget.OPEN_SOURCE:
-        spec["configuration"] = dict(DELTA_SQL_CONF)
     spec["libraries"] = [{"glob": {"include": f"{SOURCES_DIR}/**"}}]
     return spec
 
@@ -207,6 +211,22 @@ dp.create_auto_cdc_flow(
 '''
 
 
+def launcher_script() -> str:
+    """``spark-pipelines.sh``: ``spark-pipelines`` on the project with Delta Lake (open-source target)."""
+    conf = " ".join(f"--conf {shlex.quote(f'{k}={v}')}" for k, v in DELTA_SQL_CONF.items())
+    return f'''#!/usr/bin/env bash
+# Written by cdc-lakehouse bundle pipelines: spark-pipelines on this project, with Delta Lake.
+#   ./{LAUNCHER} run | dry-run [their options]
+# Delta Lake comes from Maven Central ({DELTA_SPARK_PACKAGE}), or from the jar files
+# DELTA_JARS lists (comma-separated). SPARK_HOME: the Spark to use (default: spark-pipelines on PATH).
+# The cdc-lakehouse wheel (dist/) must be installed in the Python that runs spark-pipelines.
+set -euo pipefail
+cd "$(dirname "$0")"
+if [ -n "${{DELTA_JARS:-}}" ]; then delta=(--jars "$DELTA_JARS"); else delta=(--packages {DELTA_SPARK_PACKAGE}); fi
+exec "${{SPARK_HOME:+$SPARK_HOME/bin/}}spark-pipelines" "${{delta[@]}}" {conf} "$@"
+'''
+
+
 def _identifier(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
 
@@ -231,6 +251,10 @@ def write_declarative_bundle(config: PipelineConfig, config_path: Path, out: Pat
         take_wheel(wheel, folder / "dist")
         shutil.copyfile(config_path, folder / PIPELINE_FILE)
         (folder / SPEC_FILE).write_text(_dump(pipeline_spec(config, options)))
+        if options.target is DeclarativeTarget.OPEN_SOURCE:
+            launcher = folder / LAUNCHER
+            launcher.write_text(launcher_script())
+            launcher.chmod(launcher.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
         (folder / SOURCES_DIR).mkdir()
         for flow in flows:
             (folder / SOURCES_DIR / f"{flow.table}.py").write_text(table_source(flow, options))
