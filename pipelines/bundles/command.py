@@ -1,4 +1,4 @@
-"""``cdc-lakehouse bundle spark-submit|databricks``: the command-line options and the command.
+"""``cdc-lakehouse bundle spark-submit|databricks|pipelines``: the command-line options and the command.
 
 The pipeline file is validated without its secrets and without the connectors' drivers (the
 bundle connects to nothing); it is then copied into the bundle as is.
@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pipelines.bundles.databricks import DatabricksOptions, write_databricks_bundle
+from pipelines.bundles.declarative import Apply, DeclarativeOptions, DeclarativeTarget, write_declarative_bundle
 from pipelines.bundles.spark_submit import StreamTrigger, write_spark_submit_bundle
 from pipelines.validation import load_validated
 
@@ -21,7 +22,7 @@ _DEFAULTS = DatabricksOptions()
 
 def add_bundle_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser],
                       common: argparse.ArgumentParser) -> None:
-    """Add ``bundle`` and its two kinds to the CLI's subcommands."""
+    """Add ``bundle`` and its kinds to the CLI's subcommands."""
     bundle = sub.add_parser("bundle", parents=[common], help="write a deployment bundle for a pipeline",
                             description="Write a folder to deploy a pipeline where Spark runs; connects to "
                                         "nothing and needs no secrets.")
@@ -51,6 +52,16 @@ def add_bundle_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     dbx.add_argument("--workers", type=int, default=_DEFAULTS.num_workers, help="the silver cluster's workers")
     dbx.add_argument("--secret-scope", default=_DEFAULTS.secret_scope,
                      help="secret scope holding the pipeline file's ${VAR} values (job clusters)")
+    sdp = kind("pipelines", "a declarative-pipelines project (spark-pipeline.yml, one pyspark.pipelines source "
+                            "per silver table) for Spark Declarative Pipelines or Databricks Lakeflow")
+    sdp.add_argument("--target", choices=[t.value for t in DeclarativeTarget], default="open-source",
+                     help="open-source Spark (AUTO CDC as SCD type 1) or databricks (Lakeflow: also SCD type 2 "
+                          "and truncates) (default: %(default)s)")
+    sdp.add_argument("--apply", choices=[a.value for a in Apply], default="auto-cdc",
+                     help="auto-cdc: an AUTO CDC flow per table; feed: write the decoded change feed as an "
+                          "append-only table <table>_changes (default: %(default)s)")
+    sdp.add_argument("--storage", default=None, metavar="URI",
+                     help="the pipeline's storage (default: <lakehouse root>/silver/_pipelines/<pipeline>)")
 
 
 def run_bundle(args: argparse.Namespace, say: Callable[[str], None]) -> int:
@@ -62,6 +73,13 @@ def run_bundle(args: argparse.Namespace, say: Callable[[str], None]) -> int:
         made = write_spark_submit_bundle(loaded.config, loaded.path, args.output, wheel=args.wheel,
                                          trigger=StreamTrigger(args.trigger))
         say(f"{args.output}: spark-submit bundle of {loaded.config.pipeline} ({made.wheel}); see its README.md")
+        return 0
+    if args.bundle_kind == "pipelines":
+        flows = write_declarative_bundle(loaded.config, loaded.path, args.output, wheel=args.wheel,
+                                         options=DeclarativeOptions(DeclarativeTarget(args.target), Apply(args.apply),
+                                                                    args.storage))
+        say(f"{args.output}: declarative pipeline {loaded.config.pipeline} ({', '.join(f.table for f in flows)}); "
+            f"install its wheel, then: cd {args.output} && spark-pipelines run")
         return 0
     options = DatabricksOptions(trigger=StreamTrigger(args.trigger),
                                 silver_schedule=args.schedule, checkpoint_volume=args.checkpoint_volume,
