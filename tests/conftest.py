@@ -74,13 +74,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     ``--engine-tests-only`` keeps only the tests that run on classic Spark or start it themselves
     (marked ``classic_spark``). A test that needs an engine but no classic proof pins itself to
     Sail with ``@pytest.mark.parametrize("engine", ["sail"], indirect=True)``."""
+    engines = {e.strip() for e in str(config.getoption("--engines")).split(",") if e.strip()}
     if config.getoption("--engine-tests-only"):
         def wanted(item: pytest.Item) -> bool:
             return _engine_of(item) == "spark" or item.get_closest_marker("classic_spark") is not None
-        others = [i for i in items if not wanted(i)]
-        if others:
-            config.hook.pytest_deselected(items=others)
-            items[:] = [i for i in items if wanted(i)]
+    else:
+        def wanted(item: pytest.Item) -> bool:  # a test's own engine list obeys --engines too
+            engine = _engine_of(item)
+            return engine is None or engine in engines
+    others = [i for i in items if not wanted(i)]
+    if others:
+        config.hook.pytest_deselected(items=others)
+        items[:] = [i for i in items if wanted(i)]
     items[:] = ([i for i in items if _engine_of(i) != "spark"] + [i for i in items if _engine_of(i) == "spark"])
 
 
