@@ -99,6 +99,49 @@ KAFKA_CONNECT_OPTIONS = (
 """Kafka Connect worker and connector options found in Debezium configurations: accepted
 without effect."""
 
+SCHEMA_HISTORY_STORE_OPTIONS = (
+    OptionSpec("schema.history.internal", "io.debezium.storage.kafka.history.KafkaSchemaHistory", inert=True),
+    OptionSpec("schema.history.internal.name", inert=True),
+    OptionSpec("schema.history.internal.connector.class", inert=True),
+    OptionSpec("schema.history.internal.connector.id", inert=True),
+    OptionSpec("schema.history.internal.kafka.topic", inert=True),
+    OptionSpec("schema.history.internal.kafka.bootstrap.servers", inert=True),
+    OptionSpec("schema.history.internal.kafka.recovery.poll.interval.ms", "100", "int", inert=True),
+    OptionSpec("schema.history.internal.kafka.recovery.attempts", "100", "int", inert=True),
+    OptionSpec("schema.history.internal.kafka.query.timeout.ms", "3000", "int", inert=True),
+    OptionSpec("schema.history.internal.kafka.create.timeout.ms", "30000", "int", inert=True),
+    OptionSpec("schema.history.internal.kafka.buffer.batch.size", "1024", "int", inert=True),
+    OptionSpec("schema.history.internal.file.filename", inert=True),
+)
+"""Where Debezium keeps a schema-history connector's history (Kafka or a file): accepted without
+effect, since capture keeps it in bronze (MySQL/MariaDB, SQL Server)."""
+
+ENGINE_INTERNAL_OPTIONS = (
+    OptionSpec("transaction.metadata.factory", "io.debezium.pipeline.txmetadata.DefaultTransactionMetadataFactory",
+               inert=True),
+    OptionSpec("memory.management.schemas.class", "io.debezium.relational.ConcurrentMapTableMappingStorage",
+               inert=True),
+    OptionSpec("memory.management.tables.class", "io.debezium.relational.ConcurrentMapTableMappingStorage",
+               inert=True),
+    OptionSpec("statistics.metrics.enabled", "true", "bool", inert=True),
+    OptionSpec("executor.shutdown.timeout.ms", "4000", "int", minimum=1, inert=True),
+    OptionSpec("queue.provider.type", "memory", inert=True),
+    OptionSpec("post.processors", inert=True),
+    OptionSpec("custom.metric.tags", inert=True),
+    OptionSpec("custom.sanitize.pattern", r".*secret$|.*password$|.*sasl\.jaas\.config$|.*basic\.auth\.user\.info|"
+               r".*registry\.auth\.client-secret|.*credentials\.json$|.*connectionstring$|.*connection\.string$",
+               inert=True),
+    OptionSpec("openlineage.integration.enabled", "false", "bool", inert=True),
+    OptionSpec("openlineage.integration.config.file.path", "./openlineage.yml", inert=True),
+    OptionSpec("openlineage.integration.dataset.kafka.bootstrap.servers", inert=True),
+    OptionSpec("openlineage.integration.job.description", "Debezium change data capture job", inert=True),
+    OptionSpec("openlineage.integration.job.namespace", inert=True),
+    OptionSpec("openlineage.integration.job.owners", kind="list", inert=True),
+    OptionSpec("openlineage.integration.job.tags", kind="list", inert=True),
+)
+"""Debezium engine internals without meaning here (metrics, queues, OpenLineage): accepted
+without effect (MySQL/MariaDB, SQL Server)."""
+
 _KAFKA_CONNECT_NAMES = frozenset(s.name for s in KAFKA_CONNECT_OPTIONS) | {"connector.class", "tasks.max"}
 _KAFKA_CONNECT_FAMILIES = [re.compile(p.pattern) for p in KAFKA_PREFIXES]
 _UNWRAP = "io.debezium.transforms.ExtractNewRecordState"
