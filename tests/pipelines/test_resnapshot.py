@@ -8,7 +8,6 @@ from __future__ import annotations
 import random
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -29,12 +28,19 @@ pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.spark]
 ROWS = 1000
 
 
-def _config(root: str, dsn: str, mode: str, *, max_rows: int | None = None) -> PipelineConfig:
+SLOW_SNAPSHOT_SELECT = "SELECT i.* FROM public.items i CROSS JOIN (SELECT pg_sleep(2)) AS pause"
+"""The snapshot's SELECT of ``items`` when it must last: it waits 2 s inside the snapshot's
+transaction (after its consistent point) before the first row."""
+
+
+def _config(root: str, dsn: str, mode: str, *, max_rows: int | None = None, slow: bool = False) -> PipelineConfig:
     parts = dict(p.split("=", 1) for p in dsn.split())
     cap = f", max_bronze_rows_per_run: {max_rows}" if max_rows else ""
+    pause = (f", snapshot.select.statement.overrides: public.items, "
+             f"snapshot.select.statement.overrides.public.items: \"{SLOW_SNAPSHOT_SELECT}\"") if slow else ""
     text = (f"pipeline: resnap\nlakehouse: {{root: \"{root}\"}}\nsources:\n  - name: pg\n    connector: postgres\n"
             f"    connection: {{host: 127.0.0.1, port: {parts['port']}, database: {parts['dbname']}, user: postgres}}\n"
-            f"    options: {{slot.name: {_slot(dsn)}, snapshot.mode: {mode}}}\n"
+            f"    options: {{slot.name: {_slot(dsn)}, snapshot.mode: {mode}{pause}}}\n"
             "    capture: {commit_max_records: 250}\n"
             "silver:\n" + silver_yaml("pg.public.items") +
             f"silver_options: {{interval_seconds: 1{cap}}}\n")
@@ -158,11 +164,13 @@ def test_reset_then_capture_split_over_increments_removes_deleted_rows(pg_db, tm
 
 
 class _Writer(threading.Thread):
-    """Deletes, re-inserts and updates rows while the re-snapshot runs (it starts at bronze's next commit)."""
+    """Deletes, re-inserts and updates rows while the re-snapshot runs: it starts once the
+    snapshot's SELECT of ``items`` is waiting in `SLOW_SNAPSHOT_SELECT`'s pause, so its writes
+    come after the snapshot's consistent point and before the snapshot can complete."""
 
     def __init__(self, dsn: str, root: str, seed: int) -> None:
         super().__init__(daemon=True)
-        self.dsn, self.log = dsn, Path(root) / "bronze" / "pg.public.items" / "_delta_log"
+        self.dsn = dsn
         self.rng = random.Random(seed)
         self.done = threading.Event()
         self.first_write: float | None = None
@@ -171,13 +179,13 @@ class _Writer(threading.Thread):
 
     def run(self) -> None:
         try:
-            before = len(list(self.log.glob("*.json")))
-            deadline = time.monotonic() + 60
-            while len(list(self.log.glob("*.json"))) == before:
-                if time.monotonic() > deadline:
-                    raise AssertionError("the re-snapshot wrote nothing to bronze in 60 s")
-                time.sleep(0.01)
             with psycopg.connect(self.dsn, autocommit=True) as conn:
+                deadline = time.monotonic() + 60
+                while not conn.execute("SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND query LIKE "
+                                       "'%pg_sleep(2)) AS pause%' AND pid <> pg_backend_pid()").fetchall():
+                    if time.monotonic() > deadline:
+                        raise AssertionError("the re-snapshot's SELECT of items did not start in 60 s")
+                    time.sleep(0.01)
                 for i in range(120):
                     if self.first_write is None:
                         self.first_write = time.time()
@@ -205,7 +213,7 @@ class _Writer(threading.Thread):
 def test_writes_during_resnapshot(pg_db, tmp_path, spark):
     root = str(tmp_path / "lake")
     _setup(pg_db, 20000)
-    cfg = _config(root, pg_db, "initial")
+    cfg = _config(root, pg_db, "initial", slow=True)
     ever = _ever(pg_db)
     run_capture(cfg, until_idle=True)
     _silver(spark, cfg, root)
