@@ -23,10 +23,11 @@ from cdc_sources.postgres.config import PostgresSourceConfig
 from cdc_sources.postgres.connection import connect_replication, connect_sql, replication_errors
 from cdc_sources.postgres.converters import ConverterSettings
 from cdc_sources.postgres.envelope import SourceInfo, dumps
-from cdc_sources.postgres.errors import OffsetUnavailableError
+from cdc_sources.postgres.errors import OffsetUnavailableError, classify
 from cdc_sources.postgres.incremental import PostgresChunkSource
 from cdc_sources.postgres.offset import PostgresOffset
 from cdc_sources.postgres.schema import TableCodec, build_codec
+from cdc_sources.postgres.slot_acquire import acquire_slot, slot_retry_policy
 from cdc_sources.postgres.snapshot_columnar import PostgresColumnarSnapshotReader, SnapshotTable
 from cdc_sources.postgres.stream import PostgresStreamReader, StreamSettings
 from cdc_sources.postgres.transactions import TransactionTracker
@@ -76,6 +77,7 @@ class PostgresCaptureSession:
         self.incremental: IncrementalSnapshotter | None = None
         self.slot = str(config.opt("slot.name"))
         self.policy = config.policy
+        self.slot_retry = slot_retry_policy(int(config.opt("slot.max.retries")), int(config.opt("slot.retry.delay.ms")))
         self.settings = converter_settings(config)
         self.source = SourceInfo(config.name, config.connection.dbname)
         self.headers = context_headers(config) if config.opt("extended.headers.enabled") else None
@@ -84,6 +86,7 @@ class PostgresCaptureSession:
         self.repl: Any = None
         self.reader: PostgresStreamReader | None = None
         self._consistent_point: int | None = None
+        self._created_for_stream: int | None = None  # where a slot created by `stream` starts
         self._check()
 
     # -- start-up ------------------------------------------------------------------------------
@@ -96,9 +99,14 @@ class PostgresCaptureSession:
                                  mode=self.config.opt("publication.autocreate.mode"), tables=self.tables,
                                  via_root=self.config.opt("publish.via.partition.root"),
                                  no_match=self._no_match)
-        self.slot_state = slots.slot_state(self.conn, self.slot)
-        if self.slot_state is not None:
-            slots.check_slot(self.slot_state, dbname=self.config.connection.dbname)
+        self.slot_state = acquire_slot(self._unused_slot_state, slot=self.slot, policy=self.slot_retry)
+
+    def _unused_slot_state(self) -> slots.SlotState | None:
+        """The slot's state; `SlotInUseError` while another process streams from it."""
+        state = slots.slot_state(self.conn, self.slot)
+        if state is not None:
+            slots.check_slot(state, dbname=self.config.connection.dbname)
+        return state
 
     def _no_match(self) -> str:
         existing = [(schema, name) for _, schema, name in self.catalog.list_tables()]
@@ -173,26 +181,42 @@ class PostgresCaptureSession:
     # -- streaming ----------------------------------------------------------------------------
 
     def stream(self, *, until_idle: bool) -> Iterator[StreamItem]:
-        if self.repl is None:
-            self.repl = connect_replication(self.config.connection)
-        cursor = self.repl.cursor()
-        start = self._consistent_point
-        if start is None and self.slot_state is None:
-            start = slots.create_slot(cursor, self.slot, export_snapshot=False).consistent_point
-        if start is None:
-            start = self.stored.lsn if self.stored else (self.slot_state.confirmed_flush_lsn or 0)  # type: ignore[union-attr]
-        self.reader = PostgresStreamReader(
-            settings=self._stream_settings(), source=self.source, cursor=cursor,
-            codec_for_relation=self._codec_for_relation, current_wal_lsn=self._current_wal_lsn,
-            heartbeat_action=self._heartbeat_action, tx_tracker=self._tx_tracker(),
-            last_commit_lsn=self.stored.lsn_commit if self.stored and self._consistent_point is None else None,
-            driver_errors=replication_errors(), columnar=self.settings, busy=self._incremental().busy,
-        )
-        self.reader.start(start)
+        self.reader = acquire_slot(self._start_streaming, slot=self.slot, policy=self.slot_retry)
         delay = int(self.config.opt("streaming.delay.ms"))
         if delay:
             time.sleep(delay / 1000)
         yield from self._incremental().wrap(self.reader.items(until_idle=until_idle))
+
+    def _start_streaming(self) -> PostgresStreamReader:
+        """Open the replication connection (if not yet open) and start streaming from the slot
+        (creating it first when there is none); on failure the connection is closed, so that a
+        retry (`acquire_slot`) starts afresh."""
+        try:
+            if self.repl is None:
+                self.repl = connect_replication(self.config.connection)
+            cursor = self.repl.cursor()
+            if self._consistent_point is None and self.slot_state is None and self._created_for_stream is None:
+                self._created_for_stream = slots.create_slot(cursor, self.slot, export_snapshot=False).consistent_point
+            start = self._consistent_point if self._consistent_point is not None else self._created_for_stream
+            if start is None:
+                start = self.stored.lsn if self.stored else (self.slot_state.confirmed_flush_lsn or 0)  # type: ignore[union-attr]
+            reader = PostgresStreamReader(
+                settings=self._stream_settings(), source=self.source, cursor=cursor,
+                codec_for_relation=self._codec_for_relation, current_wal_lsn=self._current_wal_lsn,
+                heartbeat_action=self._heartbeat_action, tx_tracker=self._tx_tracker(),
+                last_commit_lsn=self.stored.lsn_commit if self.stored and self._consistent_point is None else None,
+                driver_errors=replication_errors(), columnar=self.settings, busy=self._incremental().busy,
+            )
+            try:
+                reader.start(start)
+            except replication_errors() as exc:
+                raise classify(exc, where=f"starting to stream from replication slot {self.slot!r}") from None
+            return reader
+        except Exception:
+            if self.repl is not None:
+                self.repl.close()
+                self.repl = None
+            raise
 
     def _incremental(self) -> IncrementalSnapshotter:
         """Signals and incremental snapshots over the stream (`cdc_sources.common.incremental_snapshot`)."""

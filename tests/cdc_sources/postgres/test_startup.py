@@ -11,10 +11,9 @@ from cdc_sources.postgres.errors import (
     OffsetUnavailableError,
     PostgresAuthError,
     PostgresSetupError,
-    SlotInUseError,
 )
 from pipelines.capture import run_capture
-from tests.support.pipeline_yaml import dsn_parts, pipeline
+from tests.support.pipeline_yaml import pipeline
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 
@@ -69,27 +68,6 @@ def test_filtered_publication_follows_the_table_filters(pg_db, tmp_path):
         tables = conn.execute("SELECT tablename FROM pg_publication_tables WHERE pubname = 'pub_f' "
                               "ORDER BY 1").fetchall()
     assert tables == [("a",), ("b",)]
-
-
-def test_slot_in_use_is_reported(pg_db, tmp_path):
-    sql(pg_db, "CREATE TABLE t (id int PRIMARY KEY)")
-    cfg = pipeline(str(tmp_path), pg_db, **{"slot.name": "busy"})
-    run_capture(cfg, until_idle=True)
-    parts = dsn_parts(pg_db)
-    import psycopg2
-    import psycopg2.extras
-
-    holder = psycopg2.connect(pg_db, connection_factory=psycopg2.extras.LogicalReplicationConnection)
-    try:
-        cur = holder.cursor()
-        cur.start_replication(slot_name="busy", decode=False,
-                              options={"proto_version": "1", "publication_names": "dbz_publication"})
-        cfg_fail = pipeline(str(tmp_path), pg_db, **{"slot.name": "busy", "errors.max.retries": "0"})
-        with pytest.raises(SlotInUseError, match="busy"):
-            run_capture(cfg_fail, until_idle=True)
-    finally:
-        holder.close()
-    assert parts["dbname"]
 
 
 @pytest.mark.parametrize(("mode", "first", "second"), [
