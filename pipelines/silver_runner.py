@@ -248,7 +248,10 @@ class _Runner:
         if self.options.consistency.get(source) == "transaction":
             if cut is None:
                 return TableRunResult(decl.table, decl.source, "waiting", seq_from=after)
-            upto = cut_upto_seq(self.spark, topic_path(self.root, decl.source), decl.source, after, cut)
+            found = cut_upto_seq(self.spark, topic_path(self.root, decl.source), decl.source, after, cut)
+            if found == "missing":
+                return TableRunResult(decl.table, decl.source, "waiting", seq_from=after)
+            upto = found
             if upto is None:
                 return TableRunResult(decl.table, decl.source, "up_to_date", seq_from=after)
         rng = self._range(decl, after, upto)

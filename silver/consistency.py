@@ -97,12 +97,13 @@ def _cut_from_log(root: str, source: str, storage_options: Mapping[str, str] | N
     return SourceCut(found.batch, found.snapshot_completed, found.complete_seq)
 
 
-def cut_upto_seq(spark: SparkSession, bronze_path: str, topic: str, after_seq: int, cut: SourceCut) -> int | None:
-    """The highest ``seq`` of a topic's table at ``cut`` (see module doc); None if nothing new
-    (or no table yet)."""
+def cut_upto_seq(spark: SparkSession, bronze_path: str, topic: str, after_seq: int,
+                 cut: SourceCut) -> int | Literal["missing"] | None:
+    """The highest ``seq`` of a topic's table at ``cut`` (see module doc); None if nothing new;
+    ``"missing"`` while the topic has no bronze table yet (its table waits for one)."""
     df = read_delta_or_none(spark, bronze_path)
     if df is None:
-        return None
+        return "missing"
     seq = sf.col("seq")
     top = df.where((seq > after_seq) & (sf.col("batch") <= cut.batch)).agg(sf.max(seq).alias("hi")).collect()[0]["hi"]
     if top is None:

@@ -180,7 +180,9 @@ class BronzeBuilder:
     def event(self, op: str, before: dict[str, Any] | None, after: dict[str, Any] | None,
               *, key_row: dict[str, Any] | None = None, headers: dict[str, str] | None = None,
               commit_lsn: int | None = None, **env: Any) -> BronzeBuilder:
-        """One change event; ``commit_lsn`` sets the position's ``lsn_commit`` (its transaction)."""
+        """One change event. ``commit_lsn`` sets the position's ``lsn_commit``, which silver reads
+        only to find the changes streamed inside an incremental snapshot's window
+        (`silver.resnapshot.find_incremental_snapshot`); without it, the row's own lsn."""
         key = self.key_of(key_row or after or before or {})
         value = self.envelope(op, before, after, **env)
         position = None if commit_lsn is None else {"lsn_proc": self.lsn, "lsn_commit": commit_lsn, "lsn": self.lsn,

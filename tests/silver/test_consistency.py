@@ -7,6 +7,7 @@ import pytest
 from silver.declarations import SilverOptions, SilverTable
 from tests.silver.bronze_builder import int32, string
 from tests.silver.conftest import rows
+from tests.support.engines import SAIL_ONLY
 
 pytestmark = pytest.mark.spark
 
@@ -78,9 +79,22 @@ def test_tables_wait_while_the_initial_snapshot_is_incomplete(builder, run, silv
     assert rows(silver("orders"), "id") == [(1,), (2,)]
 
 
+@SAIL_ONLY
+def test_a_table_whose_bronze_table_does_not_exist_yet_waits_under_transaction_consistency(builder, run, silver):
+    """Its source committed a batch, but not one row of this table yet: the table is waiting
+    for bronze (as under table consistency), not up to date."""
+    orders, _lines, decls = _tables(builder)
+    orders.insert({"id": 1, "status": "new"}).commit(batch=1)
+    orders.commit_offset(1, {"lsn": 150, "txId": 1}, topics=[orders.topic])
+    for options in (TX, SilverOptions()):
+        result = run(*decls, options=options)
+        assert [(t.table, t.status) for t in result.tables][1] == ("lines", "waiting"), options
+    assert rows(silver("orders"), "id") == [(1,)]
+
+
 def test_table_consistency_is_the_default(builder, run, silver):
     orders, _lines, decls = _tables(builder)
-    orders.insert({"id": 1, "status": "new"}, commit_lsn=100).commit(batch=1)
+    orders.insert({"id": 1, "status": "new"}).commit(batch=1)
     result = run(*decls)  # no offsets at all: each table applies what bronze has
     assert result.tables[0].status == "applied" and result.tables[1].status == "waiting"
     assert rows(silver("orders"), "id") == [(1,)]
