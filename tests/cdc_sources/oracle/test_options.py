@@ -1,4 +1,4 @@
-"""The Oracle option set against Debezium 3.6.3's Oracle connector (OracleOptionsProbe.java).
+"""The Oracle option set against Debezium 3.6.3's Oracle connector (tests/support/java/ConnectorOptionsProbe.java).
 
 Every option ``OracleConnectorConfig`` defines (``ALL_FIELDS``) and the shared ones it reads
 from its parent classes, straight from the jar: each known here with the same default, and each
@@ -19,10 +19,9 @@ from cdc_sources.oracle.options import (
     STRICTER_MINIMUMS,
     parse_oracle_options,
 )
-from tests.cdc_sources.oracle.java_probe import run_probe
+from tests.support.options_probe import ORACLE, debezium_fields, validate_values
 
-PROBE = "OracleOptionsProbe.java"
-NULL = "\x00NULL"
+PROBE = ORACLE
 PATTERN_FIELDS = {
     "column.mask.hash.([^.]+).with.salt.(.+)": "column.mask.hash.SHA-256.with.salt.pepper",
     "column.mask.with.(d+).chars": "column.mask.with.4.chars",
@@ -42,15 +41,9 @@ KNOWN_DIFFERENCES = {
 }
 
 
-@pytest.fixture(scope="module")
-def debezium_fields() -> dict[str, dict[str, Any]]:
-    (answer,), = run_probe(PROBE, [("fields",)])
-    out: dict[str, dict[str, Any]] = {}
-    for record in answer.split("\n"):
-        scope, name, kind, default, allowed = record.split("\t")
-        out[name] = {"scope": scope, "type": kind, "default": None if default == NULL else default,
-                     "allowed": [a for a in allowed.split(",") if a]}
-    return out
+@pytest.fixture(scope="module", name="debezium_fields")
+def _debezium_fields() -> dict[str, dict[str, Any]]:
+    return debezium_fields(PROBE)
 
 
 def _same_default(ours: str | None, theirs: str | None, kind: str) -> bool:
@@ -112,9 +105,9 @@ def _ours_accept(name: str, value: str) -> bool:
 
 def test_values_are_accepted_and_rejected_like_debezium(debezium_fields: dict[str, dict[str, Any]]) -> None:
     cases = _validation_cases(debezium_fields)
-    answers = run_probe(PROBE, [("validate", n, v) for n, v in cases])
+    answers = validate_values(PROBE, cases)
     differences = []
-    for (name, value), (answer,) in zip(cases, answers, strict=True):
+    for (name, value), answer in zip(cases, answers, strict=True):
         theirs = answer == "ok"
         if _ours_accept(name, value) != theirs and (name, value) not in KNOWN_DIFFERENCES:
             differences.append(f"{name}={value}: Debezium {'accepts' if theirs else 'rejects'}")

