@@ -249,6 +249,45 @@ def oracle_commit_lsns(dsn: str, slot: str) -> list[int]:
     return commits
 
 
+def oracle_transaction_sizes(dsn: str, slot: str, *, after_lsn: int) -> Counter[int]:
+    """Per transaction (xid) committed after ``after_lsn``: how many row changes of the captured
+    tables it made, as bronze change events with a value (a delete's tombstone not counted)."""
+    sizes: Counter[int] = Counter()
+    xid, pending = 0, 0
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        cur = conn.execute("SELECT lsn::text, data FROM pg_logical_slot_peek_changes("
+                           "%s, NULL, NULL, 'include-xids', '1', 'skip-empty-xacts', '1')", (slot,))
+        for lsn_text, data in cur:
+            if data.startswith("BEGIN"):
+                xid, pending = int(data.split()[1]), 0
+            elif data.startswith("COMMIT"):
+                if lsn_int(lsn_text) > after_lsn and pending:
+                    sizes[xid] += pending
+            elif (m := _CHANGE.match(data)) is not None and m.group(1) in TABLES:
+                pending += sum(1 for _, (_, op, _) in _expand(lsn_int(lsn_text), data) if op is not None)
+    return sizes
+
+
+def torn_transactions(root: str, dsn: str, *, oracle_slot: str) -> list[str]:
+    """Transactions whose changes bronze holds only in part (or more than once): per source
+    transaction id, bronze's streamed change events with a value against the oracle's count."""
+    done = [r for r in offsets(root) if r["snapshot_completed"]]
+    if not done:
+        return ["no offsets row with snapshot_completed: the snapshot never finished"]
+    expected = oracle_transaction_sizes(dsn, oracle_slot, after_lsn=int(orjson.loads(done[0]["offset"])["lsn"]))
+    found: Counter[int] = Counter()
+    for t in TABLES:
+        for r in read_bronze(root, t):
+            if r["op"] not in ("r", None) and r["value"] is not None:
+                found[int(orjson.loads(r["value"])["source"]["txId"])] += 1
+    torn = {x: (found.get(x, 0), n) for x, n in expected.items() if found.get(x, 0) != n}
+    torn.update({x: (n, 0) for x, n in found.items() if x not in expected})
+    if not expected:
+        return ["the oracle saw no transaction after the snapshot"]
+    return [f"{len(torn)} of {len(expected)} transactions torn or repeated (xid: bronze events, committed "
+            f"events): {dict(list(torn.items())[:5])}"] if torn else []
+
+
 def _expand(lsn: int, data: str) -> Iterator[tuple[str, Event]]:
     """The Debezium events (tombstones on) that one ``test_decoding`` change line produces."""
     m = _CHANGE.match(data)

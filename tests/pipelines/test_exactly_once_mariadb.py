@@ -12,6 +12,8 @@ structure.
    background workload streams (multi-row inserts, updates, deletes, key changes, multi-table
    transactions, a 20k-row ``INSERT ... SELECT`` committed to bronze in many batches, two
    ``ADD COLUMN`` followed by rows using them).
+1b. Four SIGKILLs of a CLI capture while a writer commits transactions into small tables (the
+   cheap pass of 1, run in every suite), and a check that no transaction is torn (per GTID).
 2. A SIGKILL at every bronze commit and source acknowledgement of a small workload (a traced
    child capture kills itself there), then a normal restart; the snapshot's many batches repeat
    a few steps, so one snapshot point per kind of step is killed.
@@ -45,7 +47,7 @@ from tests.support.capture_process import (
     trace_plan,
     wait_until,
 )
-from tests.support.mariadb_checks import check_exactly_once
+from tests.support.mariadb_checks import check_exactly_once, torn_transactions
 from tests.support.mariadb_pipeline import SOURCE, mariadb_pipeline_text
 from tests.support.mariadb_workload import TABLES, Workload, apply_transactions, connect, create_schema
 
@@ -99,6 +101,44 @@ def test_random_sigkills_during_snapshot_and_streaming_leave_bronze_exactly_once
     assert "0 snapshot rows" in final.stdout.read_text(), final.tail()
     problems = check_exactly_once(root, mariadb_db, source=SOURCE, tables=TABLES)
     assert not problems, f"after {kills} SIGKILLs (3 mid-snapshot):\n" + "\n".join(problems)
+
+
+# -- 1b. a few SIGKILLs while a writer commits (cheap: small tables) --------------------------------
+
+WRITER_SIZES = {"accounts": 40, "big": 80, "orders": 40}
+
+
+def test_sigkills_while_a_writer_commits_leave_bronze_exactly_once(mariadb_db, tmp_path):
+    """The capture is SIGKILLed four times and restarted while a writer keeps committing
+    transactions (multi-row inserts, updates, deletes, key changes, multi-table ones, and one of
+    300 rows, larger than a bronze batch of 20 records): bronze holds every committed change once,
+    in commit order, and no transaction in part (`torn_transactions`: per GTID, against the
+    ``mariadb-binlog`` oracle)."""
+    root = str(tmp_path / "lake")
+    create_schema(mariadb_db, **WRITER_SIZES)
+    config = tmp_path / "pipeline.yaml"
+    config.write_text(mariadb_pipeline_text(root, mariadb_db, server_id=5603,
+                                            capture={"commit_interval_ms": 50, "commit_max_records": 20}))
+    rng = random.Random(SEED + 1)
+    capture = CaptureProcess(config, tmp_path)
+    capture.run_until_idle(60)  # the snapshot; the writer then runs through every kill and restart
+    workload = Workload(mariadb_db, SEED, WRITER_SIZES, pause_s=0.02, large_rows=150, large_at_steps=(15,)).start()
+    while_down = 0
+    try:
+        for _ in range(4):
+            kill_after(capture, rng.uniform(0.2, 1.2))
+            before = workload.committed
+            time.sleep(0.3)  # no capture running: the writer's commits wait in the binlog
+            while_down += workload.committed - before
+    finally:
+        workload.stop()
+        if capture.proc is not None:
+            capture.kill()
+    assert workload.committed > 100 and workload.failed == 0 and while_down > 0, (workload, while_down)
+    capture.run_until_idle(60)
+    problems = check_exactly_once(root, mariadb_db, source=SOURCE, tables=TABLES)
+    problems += torn_transactions(root, mariadb_db, source=SOURCE, tables=TABLES)
+    assert not problems, f"after 4 SIGKILLs, {workload.committed} transactions:\n" + "\n".join(problems)
 
 
 # -- 2. SIGKILL at every protocol point of a small workload ----------------------------------------

@@ -77,6 +77,27 @@ def check_exactly_once(root: str, args: dict[str, Any], *, source: str, tables: 
     return problems
 
 
+def torn_transactions(root: str, args: dict[str, Any], *, source: str, tables: tuple[str, ...]) -> list[str]:
+    """Transactions whose changes bronze holds only in part (or more than once): per GTID, the
+    streamed change events with a value (a delete's tombstone not counted) of every captured
+    table, in bronze and in the binlog oracle."""
+    snap = snapshot_offset(root, source)
+    if snap is None:
+        return ["no offsets row with snapshot_completed: the snapshot never finished"]
+    expected = binlog_events(args, tables=tables, file=snap["file"], pos=int(snap["pos"]))
+    committed: Counter[str] = Counter()
+    stored: Counter[str] = Counter()
+    for t in tables:
+        committed.update(gtid for gtid, _, op, _ in expected[t] if op is not None)
+        rows = read_topic(root, f"{source}.{args['database']}.{t}")
+        stored.update(gtid for gtid, _, op, _ in bronze_events(rows) if op is not None)
+    if not committed:
+        return ["the oracle saw no transaction after the snapshot"]
+    torn = {g: (stored[g], committed[g]) for g in committed.keys() | stored.keys() if stored[g] != committed[g]}
+    return [f"{len(torn)} of {len(committed)} transactions torn or repeated (GTID: bronze events, committed "
+            f"events): {dict(sorted(torn.items())[:5])}"] if torn else []
+
+
 def table_problems(rows: list[dict[str, Any]], current: list[dict[str, Any]], expected: list[Event],
                    snap: dict[str, Any]) -> list[str]:
     """The problems of one bronze table (rows in ``seq`` order); see the module doc."""
