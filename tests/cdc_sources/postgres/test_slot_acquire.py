@@ -19,7 +19,8 @@ from deltalake import DeltaTable
 from bronze.schema import topic_path
 from cdc_sources.postgres.errors import SlotInUseError
 from cdc_sources.postgres.slot_acquire import SlotUnavailableError, acquire_slot, slot_retry_policy
-from pipelines.capture import run_capture
+from cdc_sources.spi import ChangeBlock, ChangeRecord, Checkpoint
+from pipelines.capture import run_capture, validate_sources
 from pipelines.cli import main
 from tests.support.pipeline_yaml import pipeline, pipeline_text
 
@@ -106,6 +107,30 @@ def test_capture_exits_1_naming_the_slot_when_the_retries_are_used_up(captured, 
     assert "Traceback" not in err
     # errors.max.retries (unlimited, so 3 with --until-idle) does not retry a slot that stays busy
     assert err.count("could not acquire") == 1 and took < 10
+
+
+def test_streaming_waits_for_a_slot_taken_after_the_start_up_checks(captured, tmp_path, caplog):
+    """The slot is free when the session checks it, and taken before streaming starts: starting
+    to stream (START_REPLICATION) is retried too, on the server's own "is active" error."""
+    cfg = pipeline(str(tmp_path), captured, **{"slot.name": SLOT, "slot.max.retries": "20",
+                                                "slot.retry.delay.ms": "200"})
+    session = validate_sources(cfg)["pg"].open(None)  # the start-up checks pass: the slot is free
+    holder = hold_slot(captured)
+    release = threading.Timer(1.0, holder.close)
+    release.start()
+    try:
+        with caplog.at_level(logging.WARNING, logger="cdc_sources.postgres.slot_acquire"):
+            items = list(session.stream(until_idle=True))
+    finally:
+        release.cancel()
+        holder.close()
+        session.close()
+    retries = [r.getMessage() for r in caplog.records if "will attempt retry" in r.getMessage()]
+    assert retries and "starting to stream from replication slot 'held'" in retries[0], retries
+    assert f'replication slot "{SLOT}" is active for PID' in retries[0]
+    changes = sum(1 if isinstance(i, ChangeRecord) else len(i) for i in items
+                  if isinstance(i, ChangeRecord | list | ChangeBlock))
+    assert changes == 5 and any(isinstance(i, Checkpoint) for i in items)
 
 
 def test_acquire_slot_waits_the_constant_delay_between_attempts() -> None:
