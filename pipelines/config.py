@@ -124,6 +124,12 @@ class PipelineConfig(_Strict):
         """Source name -> the prefix of its bronze topics (``topic.prefix``, default the name)."""
         return {s.name: str(s.options.get("topic.prefix") or s.name) for s in self.sources}
 
+    def silver_state_location(self) -> str:
+        """Where silver keeps progress, staging and quality results (``silver_options.state_location``,
+        default ``<root>/silver/_cdc``), without a trailing slash."""
+        root = self.lakehouse.root.rstrip("/")
+        return (self.silver_options.state_location or f"{root}/silver/_cdc").rstrip("/")
+
     def source(self, name: str) -> SourceSpec:
         for s in self.sources:
             if s.name == name:

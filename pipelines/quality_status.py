@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from deltalake import DeltaTable
 from deltalake.exceptions import TableNotFoundError
 
+from silver.quality_table import quality_location
+
 __all__ = ["FailedCheck", "QualityRun", "last_quality_runs", "quality_line"]
 
 _COLUMNS = ["run_id", "silver_table", "expectation", "action", "passed", "failing_rows", "checked_at"]
@@ -43,7 +45,7 @@ def last_quality_runs(state_location: str, tables: Sequence[str],
                       storage: Mapping[str, str] | None = None) -> tuple[QualityRun, ...]:
     """The last checked increment of each of ``tables`` that has one, in ``tables`` order."""
     try:
-        dt_table = DeltaTable(f"{state_location.rstrip('/')}/quality", storage_options=dict(storage or {}) or None)
+        dt_table = DeltaTable(quality_location(state_location), storage_options=dict(storage or {}) or None)
     except TableNotFoundError:
         return ()
     rows = dt_table.to_pyarrow_table(columns=_COLUMNS).to_pylist()

@@ -50,7 +50,7 @@ def rebuild(config: PipelineConfig, table: str, *, yes: bool, say: Say, file: st
                                                    f"{declared}")], file=file)
     root = config.lakehouse.root.rstrip("/")
     target = SilverTarget.for_declaration(root, decl)
-    state = (config.silver_options.state_location or f"{root}/silver/_cdc").rstrip("/")
+    state = config.silver_state_location()
     where = target.catalog_table or target.location
     # every folder to delete is checked before anything is deleted
     location = _local(target.location, f"table {decl.table}") if target.location is not None else None

@@ -149,7 +149,7 @@ def pipeline_status(config: PipelineConfig, *, source_lag: bool = False,
     root, storage = config.lakehouse.root, config.lakehouse.storage_options or None
     sources = tuple(_source_status(config, i, spec, now, source_lag, lag_warn_bytes)
                     for i, spec in enumerate(config.sources))
-    state = (config.silver_options.state_location or f"{root.rstrip('/')}/silver/_cdc").rstrip("/")
+    state = config.silver_state_location()
     silver = tuple(_silver_lag(root, state, t.table, t.source, now, storage) for t in config.silver)
     checked = [t.table for t in config.silver if t.expectations]
     quality = last_quality_runs(state, checked, storage) if checked else ()

@@ -23,6 +23,7 @@ from pyspark.sql.types import (
 )
 
 from silver.quality import GateReport
+from silver.quality_table import quality_location
 
 __all__ = ["RESULT_SCHEMA", "quality_location", "record_results"]
 
@@ -43,11 +44,6 @@ RESULT_SCHEMA = StructType([
 """Every column is nullable (Sail drops schema changes of tables with non-nullable columns).
 ``observed``: rows (``row_count``) or the newest value's age in seconds (``freshness``);
 ``seq_from``..``seq_to``: the increment's bronze ``seq`` range (as read, inclusive)."""
-
-
-def quality_location(state_location: str) -> str:
-    """The results table under a silver state location."""
-    return f"{state_location.rstrip('/')}/quality"
 
 
 def record_results(spark: SparkSession, location: str, report: GateReport, *, run_id: str,

@@ -25,7 +25,7 @@ def silver_readers(config: PipelineConfig) -> dict[str, list[Reader]]:
     """Bronze topic -> the silver tables reading it, with their progress and stream state."""
     root = config.lakehouse.root.rstrip("/")
     storage = config.lakehouse.storage_options or None
-    state = (config.silver_options.state_location or f"{root}/silver/_cdc").rstrip("/")
+    state = config.silver_state_location()
     checkpoints = (config.maintenance.checkpoint_root or f"{root}/silver/_checkpoints").rstrip("/")
     out: dict[str, list[Reader]] = {}
     for decl in config.silver:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["DELTA_DEFAULT_RETENTION_HOURS", "MaintenanceOptions"]
+__all__ = ["DEFAULT_QUALITY_RETENTION_DAYS", "DELTA_DEFAULT_RETENTION_HOURS", "MaintenanceOptions"]
 
 DELTA_DEFAULT_RETENTION_HOURS = 168
 """Delta's default ``delta.deletedFileRetentionDuration`` (7 days)."""
+
+DEFAULT_QUALITY_RETENTION_DAYS = 30.0
+"""How long data-quality results are kept by default (``status`` shows only the newest run)."""
 
 
 class MaintenanceOptions(BaseModel):
@@ -21,7 +24,10 @@ class MaintenanceOptions(BaseModel):
             Delta's 168 hours (7 days) only when set here.
         bronze_retention_days: delete bronze rows ingested longer ago than this, once every silver
             table reading the topic has applied them (None: keep bronze rows for ever).
-        silver: also compact and vacuum the silver tables (path-addressed ones).
+        quality_retention_days: delete data-quality results (``<state>/quality``, one row per
+            expectation per checked increment) recorded longer ago than this (None: keep them).
+        silver: also compact and vacuum the silver tables (path-addressed ones) and the
+            data-quality results table.
         checkpoint_root: where the silver streams' checkpoints are, as given to
             ``silver --stream --checkpoints`` (default ``<root>/silver/_checkpoints``).
     """
@@ -31,5 +37,6 @@ class MaintenanceOptions(BaseModel):
     target_file_size: int | None = Field(None, ge=1024 * 1024)
     vacuum_retention_hours: int = Field(DELTA_DEFAULT_RETENTION_HOURS, ge=0)
     bronze_retention_days: float | None = Field(None, gt=0)
+    quality_retention_days: float | None = Field(DEFAULT_QUALITY_RETENTION_DAYS, gt=0)
     silver: bool = True
     checkpoint_root: str | None = None

@@ -12,7 +12,9 @@ still open:
   version, so no file of it or of any later version is deleted (`vacuum_window`);
 * bronze retention deletes rows older than ``bronze_retention_days`` whose ``seq`` every silver
   table of the topic has applied; a commit deleting rows would stop a Delta stream, so it is
-  refused for topics read by a stream (`retention_cut`).
+  refused for topics read by a stream (`retention_cut`);
+* quality-results retention deletes the data-quality results (one row per expectation per
+  checked increment) recorded longer ago than ``quality_retention_days`` (`quality_cut`).
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ from dataclasses import dataclass
 
 from pipelines.maintenance.options import DELTA_DEFAULT_RETENTION_HOURS
 
-__all__ = ["UNTRACKED_MIN_HOURS", "Reader", "RetentionCut", "TableKind", "VacuumWindow", "retention_cut",
-           "vacuum_window"]
+__all__ = ["UNTRACKED_MIN_HOURS", "QualityCut", "Reader", "RetentionCut", "TableKind", "VacuumWindow", "quality_cut",
+           "retention_cut", "vacuum_window"]
 
 
 UNTRACKED_MIN_HOURS = 1
@@ -40,6 +42,7 @@ class TableKind(enum.Enum):
     BRONZE = "bronze"
     SIDE = "bronze side table"  # offsets, schema history, connector history
     SILVER = "silver"
+    QUALITY = "silver quality results"
 
 
 @dataclass(frozen=True)
@@ -131,9 +134,35 @@ class RetentionCut:
         """The delete predicate, or None when nothing may be deleted."""
         if self.before is None:
             return None
-        stamp = self.before.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        cut = f"ingested_at < arrow_cast('{stamp}', 'Timestamp(Microsecond, Some(\"UTC\"))')"
+        cut = _older_than("ingested_at", self.before)
         return cut if self.upto_seq is None else f"{cut} AND seq <= {self.upto_seq}"
+
+
+def _older_than(column: str, before: dt.datetime) -> str:
+    """A delta-rs predicate: ``column`` (a UTC microsecond timestamp) earlier than ``before``."""
+    stamp = before.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return f"{column} < arrow_cast('{stamp}', 'Timestamp(Microsecond, Some(\"UTC\"))')"
+
+
+@dataclass(frozen=True)
+class QualityCut:
+    """Which data-quality results retention deletes: those checked before ``before`` (None: none)."""
+
+    before: dt.datetime | None
+    reason: str
+
+    @property
+    def predicate(self) -> str | None:
+        return None if self.before is None else _older_than("checked_at", self.before)
+
+
+def quality_cut(days: float | None, now: dt.datetime) -> QualityCut:
+    """The results ``quality_retention_days`` deletes. Nothing reads old results but ``status``, which
+    shows each table's newest run, so the cut needs no reader's consent."""
+    if days is None:
+        return QualityCut(None, "quality results retention is off")
+    before = now - dt.timedelta(days=days)
+    return QualityCut(before, f"results checked before {before:%Y-%m-%d %H:%M} UTC")
 
 
 def retention_cut(days: float | None, readers: Sequence[Reader], now: dt.datetime) -> RetentionCut:

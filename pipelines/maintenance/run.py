@@ -23,13 +23,17 @@ from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundErr
 from bronze.schema import CDC_DIR, HISTORY_TABLE, OFFSETS_TABLE, SCHEMAS_TABLE, bronze_root
 from pipelines.config import PipelineConfig
 from pipelines.maintenance.needs import silver_readers
-from pipelines.maintenance.plan import Reader, TableKind, retention_cut, vacuum_window
+from pipelines.maintenance.plan import Reader, TableKind, quality_cut, retention_cut, vacuum_window
 from silver.declarations import SilverTable
+from silver.quality_table import quality_location
 
-__all__ = ["MAINTENANCE_META", "TableReport", "Target", "maintain", "targets"]
+__all__ = ["MAINTENANCE_META", "QUALITY_TARGET", "TableReport", "Target", "maintain", "targets"]
 
 MAINTENANCE_META = "cdc.maintenance"
 """Commit metadata key marking maintenance commits (its value: the operation)."""
+
+QUALITY_TARGET = "_cdc/quality"
+"""The name ``maintain`` gives the data-quality results table (``--table`` picks it by this name)."""
 
 _ATTEMPTS = 3
 
@@ -113,6 +117,9 @@ def targets(config: PipelineConfig, *, sources: Sequence[str] | None = None,
             if location is not None:
                 owner = next((s for s, p in prefixes.items() if decl.source.startswith(f"{p}.")), "")
                 found.append(Target(TableKind.SILVER, decl.table, location, owner, clustered=bool(decl.cluster_by)))
+        if any(decl.expectations for decl in config.silver):
+            results = quality_location(config.silver_state_location())
+            found.append(Target(TableKind.QUALITY, QUALITY_TARGET, results, ""))
     return [t for t in found if (not sources or t.source in sources) and (not tables or t.name in tables)]
 
 
@@ -177,6 +184,13 @@ def _maintain_table(config: PipelineConfig, target: Target, readers: list[Reader
             report.notes.append(f"retention: {cut.reason}")
         if cut.predicate is not None and not dry_run:
             metrics = _retry(lambda: table.delete(cut.predicate, commit_properties=_props("retention")), table)
+            report.deleted_rows = int(metrics.get("num_deleted_rows", 0))
+    if target.kind is TableKind.QUALITY:
+        qcut = quality_cut(opts.quality_retention_days, now)
+        report.notes.append(f"retention: {qcut.reason}")
+        if qcut.predicate is not None and not dry_run:
+            predicate = qcut.predicate
+            metrics = _retry(lambda: table.delete(predicate, commit_properties=_props("retention")), table)
             report.deleted_rows = int(metrics.get("num_deleted_rows", 0))
     if target.clustered:
         report.notes.append("compaction: clustered table, left to the engine's OPTIMIZE")

@@ -13,6 +13,9 @@ number of buckets; a bucket's checksum is the sum of the rows' first 15 hex digi
 Texts per kind (the source side writes the same in SQL, see the source readers):
 
 * ``INT``: the decimal integer; ``DECIMAL``: plain notation with exactly the column's scale;
+* ``NUMBER``: a decimal of any size and scale held as exact text in silver (PostgreSQL
+  ``NUMERIC`` without a scale): plain notation without trailing fraction zeros, ``0`` for zero
+  (the capture, like Debezium's, may drop trailing zeros; the value is the same);
 * ``TEXT``: the text; ``BOOL``: ``true``/``false``; ``BYTES``: lower-case hex;
 * ``DATE``: ``YYYY-MM-DD``; ``TIMESTAMP``: ``YYYY-MM-DD HH:MM:SS.ffffff`` (UTC for instants,
   the wall clock for timestamps without a zone, as silver stores them);
@@ -43,6 +46,7 @@ class ColumnKind(Enum):
 
     INT = "int"
     DECIMAL = "decimal"
+    NUMBER = "number"
     TEXT = "text"
     BOOL = "bool"
     BYTES = "bytes"
@@ -68,6 +72,8 @@ def value_text(kind: ColumnKind, value: Any) -> str | None:
         if not isinstance(value, Decimal):
             raise TypeError(f"expected a Decimal, got {type(value).__name__}")
         return format(value, "f")
+    if kind is ColumnKind.NUMBER:
+        return _number_text(value)
     if kind is ColumnKind.TEXT:
         return str(value)
     if kind is ColumnKind.BOOL:
@@ -88,6 +94,20 @@ def value_text(kind: ColumnKind, value: Any) -> str | None:
     if kind is ColumnKind.FLOAT32:
         return struct.pack(">f", value).hex()
     raise AssertionError(kind)  # pragma: no cover - every kind is handled above
+
+
+def _number_text(value: Any) -> str:
+    """``NUMBER``'s text of a silver value (decimal text, or a Decimal)."""
+    try:
+        number = value if isinstance(value, Decimal) else Decimal(str(value))
+    except ArithmeticError:
+        raise TypeError(f"expected decimal text, got {value!r}") from None
+    if not number.is_finite():
+        raise TypeError(f"expected a finite decimal, got {value!r}")
+    if number == 0:
+        return "0"
+    plain = format(number, "f")  # exact at any length (normalize() would round to the context)
+    return plain.rstrip("0").rstrip(".") if "." in plain else plain
 
 
 def column_texts(kind: ColumnKind, values: pa.ChunkedArray | pa.Array) -> list[str | None]:

@@ -81,6 +81,8 @@ def postgres_kind(column: SourceColumn, silver: pa.DataType) -> ColumnKind | Non
     if (t == "numeric" and column.scale is not None and pa.types.is_decimal(silver)
             and silver.scale == column.scale):
         return ColumnKind.DECIMAL
+    if t == "numeric" and column.scale is None and _is_text(silver):
+        return ColumnKind.NUMBER  # NUMERIC without a scale: silver holds the exact text by default
     if t in _TEXTS and (pa.types.is_string(silver) or pa.types.is_large_string(silver)):
         return ColumnKind.TEXT
     pairs = {("bool", pa.types.is_boolean), ("bytea", pa.types.is_binary), ("bytea", pa.types.is_large_binary),
@@ -94,6 +96,10 @@ def postgres_kind(column: SourceColumn, silver: pa.DataType) -> ColumnKind | Non
         if t == name and test(silver):
             return kinds[name]
     return None
+
+
+def _is_text(silver: pa.DataType) -> bool:
+    return bool(pa.types.is_string(silver) or pa.types.is_large_string(silver))
 
 
 class PostgresReader:

@@ -132,7 +132,7 @@ class _Table:
         self.storage = config.lakehouse.storage_options or config.silver_options.storage_options or None
         rest = decl.source[len(prefix) + 1:]
         self.container, _, self.source_table = rest.partition(".")
-        self.state = (config.silver_options.state_location or f"{self.root.rstrip('/')}/silver/_cdc").rstrip("/")
+        self.state = config.silver_state_location()
         default = None if decl.catalog_table else f"{self.root.rstrip('/')}/silver/{decl.table}"
         self.location = decl.location or default
         self.report = TableReport(decl.table)

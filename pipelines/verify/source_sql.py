@@ -102,6 +102,7 @@ POSTGRES = Dialect(
     quote=_pg_quote,
     texts={
         ColumnKind.INT: "{c}::text", ColumnKind.DECIMAL: "{c}::text", ColumnKind.TEXT: "{c}::text",
+        ColumnKind.NUMBER: "trim_scale({c})::text",
         ColumnKind.BOOL: "CASE WHEN {c} THEN 'true' WHEN NOT {c} THEN 'false' END",
         ColumnKind.BYTES: "encode({c}, 'hex')", ColumnKind.DATE: "to_char({c}, 'YYYY-MM-DD')",
         ColumnKind.TIMESTAMP: "to_char({c}, 'YYYY-MM-DD HH24:MI:SS.US')",

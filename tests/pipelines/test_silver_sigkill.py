@@ -157,13 +157,13 @@ def test_streaming_driver_killed_at_random_points_converges_to_the_source(pg_db,
     try:
         seen = _kill_loop(driver, lake, lambda: driver.start_cli(
             config, "--stream", "--trigger", "processing-time", "--interval", "0.5"),
-            kills=10, seed=1, started_mark=" applying", ended_mark=" applied:")
+            kills=6, seed=1, started_mark=" applying", ended_mark=" applied:")
     finally:
         driver.kill()
         _drain(capture, work)
     print("kills:", dict(seen))
-    assert sum(seen.values()) >= 10
-    assert seen["batch/apply"] + seen["merge/merge"] >= 4, seen
+    assert sum(seen.values()) >= 6
+    assert seen["batch/apply"] + seen["merge/merge"] >= 2, seen
     assert seen["merge/merge"] >= 1, seen
     driver.start_cli(config, "--stream", "--trigger", "available-now")
     assert driver.wait(300) == 0, driver.tail()

@@ -3,6 +3,7 @@ that changes nothing, usage errors with exit 2; no database is needed."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 
@@ -77,3 +78,39 @@ def test_an_unreadable_progress_record_keeps_everything(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "vacuum: silver t has not read it yet: 168 h kept" in out, out
     assert "retention: kept: silver t has applied nothing yet" in out, out
+
+
+def test_quality_results_older_than_the_retention_are_deleted_and_status_keeps_the_newest(tmp_path, capsys):
+    from pipelines.status import pipeline_status
+
+    path = _write(tmp_path, "maintenance: {quality_retention_days: 7}\nsilver:\n  - table: t\n    source: pg.public.t\n"
+                            "    keys: [id]\n    expectations:\n      - {type: not_null, column: id, action: warn}\n")
+    results = tmp_path / "lake" / "silver" / "_cdc" / "quality"
+    now = dt.datetime.now(dt.UTC)
+    ages_days = [40, 10, 8, 1, 0]  # one row per checked increment
+    rows = pa.table({
+        "run_id": [f"r{i}" for i in range(len(ages_days))],
+        "silver_table": ["t"] * len(ages_days),
+        "expectation": ["not_null_id"] * len(ages_days),
+        "type": ["not_null"] * len(ages_days),
+        "action": ["warn"] * len(ages_days),
+        "passed": [True, True, False, True, False],
+        "failing_rows": pa.array([0, 0, 3, 0, 2], pa.int64()),
+        "checked_at": pa.array([now - dt.timedelta(days=d) for d in ages_days], pa.timestamp("us", tz="UTC")),
+    })
+    write_deltalake(str(results), rows)
+    assert main(["maintain", "-c", path, "--table", "_cdc/quality"]) == 0
+    out = capsys.readouterr().out
+    assert "silver quality results _cdc/quality" in out and "retention deleted 3 rows" in out, out
+    left = DeltaTable(str(results)).to_pyarrow_table(columns=["run_id"]).column("run_id").to_pylist()
+    assert sorted(left) == ["r3", "r4"]
+    config = parse_pipeline(Path(path).read_text(), env={})
+    (run,) = pipeline_status(config).quality
+    assert run.run_id == "r4" and [f.failing_rows for f in run.failed] == [2]
+    # off: nothing deleted
+    off = _write(tmp_path, "maintenance: {quality_retention_days: null}\nsilver:\n  - table: t\n"
+                           "    source: pg.public.t\n    keys: [id]\n    expectations:\n"
+                           "      - {type: not_null, column: id, action: warn}\n")
+    assert main(["maintain", "-c", off, "--table", "_cdc/quality"]) == 0
+    assert "quality results retention is off" in capsys.readouterr().out
+    assert len(DeltaTable(str(results)).to_pyarrow_table(columns=["run_id"])) == 2
