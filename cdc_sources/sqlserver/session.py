@@ -4,12 +4,14 @@ Everything reaches the server through the `Gateway` (catalogue statements only):
 
 - **plan**: ``snapshot.mode`` against the stored offset (`plan_snapshot`); an interrupted
   snapshot is taken again;
-- **snapshot**: in one transaction at ``snapshot.isolation.mode`` (with ``exclusive``, or
-  ``repeatable_read``/``read_committed``/``read_uncommitted`` as Debezium does for the schema
-  read, each captured table is locked with ``TABLOCKX`` after ``SET LOCK_TIMEOUT``), the
-  maximum LSN is read first and every captured table is read as ``r`` records marked
-  ``first``/``first_in_data_collection``/``true``/``last_in_data_collection``/``last``; the
-  checkpoint after the last row stores that LSN with ``snapshot_completed``;
+- **snapshot**: in one transaction at ``snapshot.isolation.mode`` (``exclusive`` and
+  ``repeatable_read`` first lock each captured table with ``TABLOCKX`` after ``SET LOCK_TIMEOUT``,
+  as Debezium does; the locks are kept to the end of the snapshot in both modes, where Debezium
+  releases them after the schema read in ``repeatable_read`` through a savepoint), the maximum
+  LSN is read first and every captured table is read once (through its newest capture instance)
+  as ``r`` records marked ``first``/``first_in_data_collection``/``true``/
+  ``last_in_data_collection``/``last``; the checkpoint after the last row stores that LSN with
+  ``snapshot_completed``;
 - **stream**: every ``poll.interval.ms`` the maximum LSN is read; when it moved, each capture
   instance's rows between its own lower bound (the LSN after the snapshot's, the stored commit
   LSN, or the instance's minimum LSN, whichever is highest) and the maximum are read
@@ -192,11 +194,15 @@ class SqlServerCaptureSession:
     def snapshot(self) -> Iterator[StreamItem]:
         gw = self.gateway
         mode = str(self.config.opt("snapshot.isolation.mode"))
-        tables = [t for t in self.tables.values()
-                  if self.config.tables.includes_table(t.instance.table.schema, t.instance.table.table)]
+        newest: dict[TableId, _Table] = {}
+        for t in self.tables.values():
+            held = newest.get(t.instance.table)
+            if held is None or t.instance.start_lsn > held.instance.start_lsn:
+                newest[t.instance.table] = t
+        tables = list(newest.values())
         gw.begin_snapshot(mode)
         try:
-            if mode != "snapshot":
+            if mode in ("exclusive", "repeatable_read"):
                 gw.set_lock_timeout(int(self.config.opt("snapshot.lock.timeout.ms")))
                 for t in tables:
                     gw.lock_table(t.instance.table.schema, t.instance.table.table)

@@ -15,7 +15,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from datetime import datetime
 from decimal import Decimal
@@ -148,7 +147,7 @@ def test_workload_through_the_emulator_sigkill_and_restart_silver_equals_source(
     work.transactions(30)  # snapshot material
     snapshot_size = len(work.ids)
     agent = emulator.agent()
-    agent.scan()
+    agent.sync()
 
     with agent.running(interval=0.05):
         capture = _capture_process(config_path, logs, 1, until_idle=False)
@@ -165,8 +164,7 @@ def test_workload_through_the_emulator_sigkill_and_restart_silver_equals_source(
                 capture.kill()
             if writer.is_alive():
                 writer.join()
-        time.sleep(0.3)  # the agent's last scan of the workload
-    agent.scan()
+    agent.sync()
     done = _capture_process(config_path, logs, 2, until_idle=True)
     assert done.wait(300) == 0, _tail(logs, 2)
 

@@ -43,8 +43,8 @@ def test_the_agent_writes_sql_servers_change_rows_in_commit_order(emulator: SqlS
         first.execute("UPDATE dbo.customers SET id = 3 WHERE id = 2")
         first.commit()
     agent = emulator.agent()
-    assert agent.scan() == 3
-    assert agent.scan() == 0  # nothing new: idempotent
+    assert agent.sync() == 3
+    assert agent.sync() == 0  # nothing new: idempotent
 
     rows = _rows(emulator, f'SELECT {_CDC_COLUMNS}, id, name, score FROM cdc."dbo_customers_CT" '
                            'ORDER BY "__$start_lsn", "__$seqval", "__$operation"')
@@ -76,7 +76,7 @@ def test_the_change_function_bounds_and_filters_as_sql_server(emulator: SqlServe
     emulator.enable_table("dbo", "customers")
     emulator.execute("INSERT INTO dbo.customers VALUES (1, 'a', 1)")
     emulator.execute("UPDATE dbo.customers SET name = 'b' WHERE id = 1")
-    emulator.agent().scan()
+    emulator.agent().sync()
     function = 'cdc."fn_cdc_get_all_changes_dbo_customers"'
     low, high = "sys.fn_cdc_get_min_lsn('dbo_customers')", "sys.fn_cdc_get_max_lsn()"
     assert [r[2] for r in _rows(emulator, f"SELECT * FROM {function}({low}, {high}, 'all update old')")] == [2, 3, 4]
@@ -123,7 +123,7 @@ def test_a_capture_instance_holds_only_its_columns_and_changes_after_its_start(e
     emulator.execute("ALTER TABLE dbo.customers ADD COLUMN email varchar(80)")
     emulator.enable_table("dbo", "customers", "dbo_customers_v2")
     emulator.execute("INSERT INTO dbo.customers VALUES (2, 'b', 2, 'b@x')")
-    emulator.agent().scan()
+    emulator.agent().sync()
     assert _rows(emulator, 'SELECT id, name FROM cdc."dbo_customers_CT" ORDER BY id') == [(1, "a"), (2, "b")]
     assert _rows(emulator, 'SELECT id, email FROM cdc."dbo_customers_v2_CT"') == [(2, "b@x")]
     assert _rows(emulator, "SELECT column_name FROM cdc.captured_columns AS c JOIN cdc.change_tables AS t "
@@ -136,7 +136,7 @@ def test_truncate_of_a_captured_table_stops_the_agent(emulator: SqlServerEmulato
     emulator.enable_table("dbo", "customers")
     emulator.execute("TRUNCATE dbo.customers")
     with pytest.raises(AgentError, match=r"Cannot truncate table 'dbo\.customers'"):
-        emulator.agent().scan()
+        emulator.agent().sync()
 
 
 def test_decoded_lines_with_quotes_spaces_and_toast() -> None:

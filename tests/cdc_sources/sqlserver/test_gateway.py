@@ -49,7 +49,7 @@ def test_positions_instances_and_columns(emulator: SqlServerEmulator, gateway: G
     assert gateway.max_lsn() == Lsn.NULL  # nothing captured yet
     emulator.execute("INSERT INTO dbo.customers VALUES (1, 'ann', 1.5, '2024-02-29 10:11:12.345')")
     emulator.execute("INSERT INTO dbo.notes VALUES ('n')")
-    emulator.agent().scan()
+    emulator.agent().sync()
 
     assert gateway.database_name() == _one(emulator, "SELECT current_database()")
     assert gateway.version().startswith("Microsoft SQL Server")
@@ -93,7 +93,7 @@ def test_change_rows_become_the_connectors_events(emulator: SqlServerEmulator, g
                      "COMMIT")
     emulator.execute("UPDATE dbo.customers SET id = 3 WHERE id = 2")
     emulator.execute("DELETE FROM dbo.customers WHERE id = 1")
-    emulator.agent().scan()
+    emulator.agent().sync()
     database = gateway.database_name()
 
     direct = _events(gateway, database, function=False)

@@ -32,7 +32,7 @@ def emulator(pg_db: str) -> Iterator[SqlServerEmulator]:
     emu.enable_db()
     emu.enable_table("dbo", "customers")
     emu.execute("DELETE FROM dbo.customers WHERE id = 30")  # captured before the snapshot: in it, not streamed
-    emu.agent().scan()
+    emu.agent().sync()
     yield emu
 
 
@@ -90,7 +90,7 @@ def test_snapshot_then_streaming_then_restart(emulator: SqlServerEmulator, tmp_p
     emulator.execute("BEGIN; UPDATE dbo.customers SET name = 'renamed', score = NULL WHERE id = 2; "
                      "DELETE FROM dbo.customers WHERE id = 3; COMMIT")
     emulator.execute("UPDATE dbo.customers SET id = 100 WHERE id = 4")
-    agent.scan()
+    agent.sync()
     _capture(root, emulator, **{"decimal.handling.mode": "string"})
     rows = read_topic(root, topic)
     streamed = rows[29:]
@@ -109,7 +109,7 @@ def test_snapshot_then_streaming_then_restart(emulator: SqlServerEmulator, tmp_p
     _capture(root, emulator, **{"decimal.handling.mode": "string"})
     assert len(read_topic(root, topic)) == 36
     emulator.execute("UPDATE dbo.customers SET active = NULL WHERE id = 31")
-    agent.scan()
+    agent.sync()
     _capture(root, emulator, **{"decimal.handling.mode": "string"})
     rows = read_topic(root, topic)
     assert [r["op"] for r in rows[36:]] == ["u"]
@@ -118,3 +118,25 @@ def test_snapshot_then_streaming_then_restart(emulator: SqlServerEmulator, tmp_p
     stored = _stored(root)
     assert stored["change_lsn"] == orjson.loads(rows[-1]["value"])["source"]["change_lsn"]
     assert stored["event_serial_no"] == 2
+
+
+def test_a_second_capture_instance_after_a_schema_change(emulator: SqlServerEmulator, tmp_path: Path) -> None:
+    """The snapshot reads the table once, through its newest instance; streaming switches to the
+    newer instance at its start LSN, so a change is in bronze once, with the new column."""
+    root = str(tmp_path / "lake")
+    topic = f"{SOURCE}.{emulator.dsn.split('dbname=')[1].split()[0]}.dbo.customers"
+    emulator.execute("ALTER TABLE dbo.customers ADD COLUMN email varchar(60)")
+    emulator.enable_table("dbo", "customers", "dbo_customers_v2")
+    emulator.execute("UPDATE dbo.customers SET email = 'one@example.com' WHERE id = 1")
+    emulator.agent().sync()
+    _capture(root, emulator)
+    rows = read_topic(root, topic)
+    assert len(rows) == 29 and {r["op"] for r in rows} == {"r"}
+    first = next(orjson.loads(r["value"])["after"] for r in rows if orjson.loads(r["key"])["id"] == 1)
+    assert first["email"] == "one@example.com"
+
+    emulator.execute("INSERT INTO dbo.customers VALUES (50, 'fifty', 1, true, NULL, 'fifty@example.com')")
+    emulator.agent().sync()
+    _capture(root, emulator)
+    streamed = read_topic(root, topic)[29:]
+    assert [(r["op"], orjson.loads(r["value"])["after"]["email"]) for r in streamed] == [("c", "fifty@example.com")]

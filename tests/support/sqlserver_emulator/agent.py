@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -183,6 +184,24 @@ class CaptureAgent:
                 conn.execute("SELECT pg_replication_slot_advance(%s, %s::pg_lsn)", (slot, last_commit))
                 conn.commit()
             return applied
+
+    def sync(self, timeout: float = 30.0) -> int:
+        """Scans until every transaction committed before the call is applied (logical decoding
+        reads flushed WAL only, and the test servers commit without waiting for the flush);
+        returns how many transactions reached a change table.
+
+        Raises:
+            AgentError: the WAL was not flushed within ``timeout`` seconds.
+        """
+        with psycopg.connect(self.dsn, autocommit=True) as conn:
+            target = conn.execute("SELECT pg_current_wal_insert_lsn()").fetchone()[0]  # type: ignore[index]
+            deadline = time.monotonic() + timeout
+            while not conn.execute("SELECT pg_current_wal_flush_lsn() >= %s::pg_lsn",
+                                   (target,)).fetchone()[0]:  # type: ignore[index]
+                if time.monotonic() > deadline:
+                    raise AgentError(f"the WAL was not flushed to {target} within {timeout}s")
+                time.sleep(0.01)
+        return self.scan()
 
     @staticmethod
     def _instances(conn: psycopg.Connection[tuple[object, ...]]) -> list[_Instance]:
