@@ -173,7 +173,9 @@ class SqlServerCaptureSession:
     def plan(self) -> SnapshotPlan:
         stored = self.stored
         available = True
-        if stored is not None and not stored.snapshot_running:
+        if stored is not None and not stored.snapshot_running and stored.commit_lsn.available:
+            # a NULL commit LSN (a snapshot taken before anything was captured) reads every
+            # instance from its minimum LSN
             lows = [self.gateway.min_lsn(name) for name in self.tables]
             available = all(stored.commit_lsn >= low for low in lows if low.available and low != Lsn(bytes(10)))
         state = StoredState(offset_exists=stored is not None,

@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 import psycopg
 import pytest
+from psycopg.conninfo import conninfo_to_dict
 
 from pipelines.capture import run_capture
 from pipelines.config import parse_pipeline
@@ -34,6 +35,10 @@ def emulator(pg_db: str) -> Iterator[SqlServerEmulator]:
     emu.execute("DELETE FROM dbo.customers WHERE id = 30")  # captured before the snapshot: in it, not streamed
     emu.agent().sync()
     yield emu
+
+
+def _topic(dsn: str) -> str:
+    return f"{SOURCE}.{conninfo_to_dict(dsn)['dbname']}.dbo.customers"
 
 
 def _capture(root: str, emu: SqlServerEmulator, **options: str) -> Any:
@@ -73,7 +78,7 @@ def _stored(root: str) -> dict[str, Any]:
 
 def test_snapshot_then_streaming_then_restart(emulator: SqlServerEmulator, tmp_path: Path) -> None:
     root = str(tmp_path / "lake")
-    topic = f"{SOURCE}.{emulator.dsn.split('dbname=')[1].split()[0]}.dbo.customers"
+    topic = _topic(emulator.dsn)
 
     first = _capture(root, emulator, **{"decimal.handling.mode": "string"})
     rows = read_topic(root, topic)
@@ -124,7 +129,7 @@ def test_a_second_capture_instance_after_a_schema_change(emulator: SqlServerEmul
     """The snapshot reads the table once, through its newest instance; streaming switches to the
     newer instance at its start LSN, so a change is in bronze once, with the new column."""
     root = str(tmp_path / "lake")
-    topic = f"{SOURCE}.{emulator.dsn.split('dbname=')[1].split()[0]}.dbo.customers"
+    topic = _topic(emulator.dsn)
     emulator.execute("ALTER TABLE dbo.customers ADD COLUMN email varchar(60)")
     emulator.enable_table("dbo", "customers", "dbo_customers_v2")
     emulator.execute("UPDATE dbo.customers SET email = 'one@example.com' WHERE id = 1")
@@ -140,3 +145,22 @@ def test_a_second_capture_instance_after_a_schema_change(emulator: SqlServerEmul
     _capture(root, emulator)
     streamed = read_topic(root, topic)[29:]
     assert [(r["op"], orjson.loads(r["value"])["after"]["email"]) for r in streamed] == [("c", "fifty@example.com")]
+
+
+def test_a_snapshot_taken_before_anything_was_captured(pg_db: str, tmp_path: Path) -> None:
+    """No change captured yet: the snapshot's LSN is NULL, and the run after it streams every
+    instance from its minimum LSN instead of calling the stored offset unavailable."""
+    emu = SqlServerEmulator.install(pg_db)
+    emu.execute("CREATE TABLE dbo.customers (id int PRIMARY KEY, name varchar(40) NOT NULL, score numeric(8, 2), "
+                "active boolean, seen timestamp(3))")
+    emu.execute("INSERT INTO dbo.customers VALUES (1, 'one', 1, true, NULL)")
+    emu.enable_db()
+    emu.enable_table("dbo", "customers")
+    root = str(tmp_path / "lake")
+    topic = _topic(pg_db)
+    _capture(root, emu)
+    assert _stored(root)["commit_lsn"] == "NULL"
+    emu.execute("INSERT INTO dbo.customers VALUES (2, 'two', 2, false, NULL)")
+    emu.agent().sync()
+    _capture(root, emu)
+    assert [(r["op"], orjson.loads(r["key"])["id"]) for r in read_topic(root, topic)] == [("r", 1), ("c", 2)]
