@@ -138,7 +138,7 @@ def test_workload_through_the_emulator_sigkill_and_restart_silver_equals_source(
     topic = f"{SOURCE}.{database}.dbo.customers"
     text = sqlserver_pipeline_text(root, emulator.dsn, capture={"commit_interval_ms": 100},
                                    silver=[{"table": "customers", "source": topic}],
-                                   **{"decimal.handling.mode": "string"})
+                                   **{"decimal.handling.mode": "string", "data.query.mode": "function"})
     config_path = tmp_path / "pipeline.yaml"
     config_path.write_text(text)
     logs = tmp_path / "logs"
