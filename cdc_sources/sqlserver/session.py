@@ -31,7 +31,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
@@ -215,15 +215,16 @@ class SqlServerCaptureSession:
             for t in tables:
                 yield t.version
             for n, t in enumerate(tables):
-                yield from self._snapshot_table(t, n, tables, point, position)
-                yield SnapshotProgress(f"{t.instance.table.schema}.{t.instance.table.table}", 0, n + 1, len(tables),
-                                       table_done=True)
+                rows = yield from self._snapshot_table(t, n, tables, point, position)
+                yield SnapshotProgress(f"{t.instance.table.schema}.{t.instance.table.table}", rows, n + 1,
+                                       len(tables), table_done=True)
         finally:
             gw.end_snapshot()
         yield Checkpoint(OffsetCarrier(SqlServerOffset(point, snapshot=SnapshotType.INITIAL, snapshot_completed=True)))
 
     def _snapshot_table(self, t: _Table, n: int, tables: Sequence[_Table], point: Lsn,
-                        position: str) -> Iterator[StreamItem]:
+                        position: str) -> Generator[StreamItem, None, int]:
+        """The table's ``r`` records; returns how many."""
         table = t.instance.table
         rows = self.gateway.snapshot_rows(table.schema, table.table, t.instance.columns)
         ts_ns = time.time_ns()
@@ -239,6 +240,8 @@ class SqlServerCaptureSession:
             yield self._read_record(t, previous, n, index, point, position, ts_ns, first=index == 0,
                                     last_in_table=True, last=n == len(tables) - 1,
                                     first_overall=n == 0 and index == 0)
+            return index + 1
+        return 0
 
     def _read_record(self, t: _Table, row: tuple[Any, ...], n: int, index: int, point: Lsn, position: str,
                      ts_ns: int, *, first: bool, last_in_table: bool, last: bool,

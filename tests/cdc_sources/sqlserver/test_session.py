@@ -41,10 +41,10 @@ def _topic(dsn: str) -> str:
     return f"{SOURCE}.{conninfo_to_dict(dsn)['dbname']}.dbo.customers"
 
 
-def _capture(root: str, emu: SqlServerEmulator, **options: str) -> Any:
+def _capture(root: str, emu: SqlServerEmulator, progress: list[str] | None = None, **options: str) -> Any:
     config = parse_pipeline(sqlserver_pipeline_text(root, emu.dsn, **options), env={})
     with emulated():
-        return run_capture(config, until_idle=True)[SOURCE]
+        return run_capture(config, until_idle=True, progress=None if progress is None else progress.append)[SOURCE]
 
 
 def _replay(rows: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
@@ -80,7 +80,9 @@ def test_snapshot_then_streaming_then_restart(emulator: SqlServerEmulator, tmp_p
     root = str(tmp_path / "lake")
     topic = _topic(emulator.dsn)
 
-    first = _capture(root, emulator, **{"decimal.handling.mode": "string"})
+    progress: list[str] = []
+    first = _capture(root, emulator, progress, **{"decimal.handling.mode": "string"})
+    assert any("snapshot table 1/1 dbo.customers: done, 29 rows" in line for line in progress), progress
     rows = read_topic(root, topic)
     assert [r["op"] for r in rows] == ["r"] * 29
     markers = [orjson.loads(r["value"])["source"]["snapshot"] for r in rows]
