@@ -39,7 +39,7 @@ from typing import Any
 import orjson
 
 from cdc_sources.common import kschema as ks
-from cdc_sources.common.envelope import dumps, envelope, envelope_schema_version
+from cdc_sources.common.envelope import dumps, envelope, envelope_schema_version, envelope_text
 from cdc_sources.common.snapshot_plan import StoredState, plan_snapshot
 from cdc_sources.spi import (
     ChangeRecord,
@@ -127,6 +127,7 @@ class SqlServerCaptureSession:
                                           config.opt("binary.handling.mode"))
         self.tables = self._tables()
         self._snapshot_lsn: Lsn | None = None
+        self._source_texts: dict[tuple[str, int, SnapshotRecord], str] = {}
         for warning in config.warnings:
             log.warning("source %s: %s", config.name, warning)
 
@@ -249,12 +250,15 @@ class SqlServerCaptureSession:
         marker = (SnapshotRecord.LAST if last else SnapshotRecord.FIRST if first_overall
                   else SnapshotRecord.FIRST_IN_DATA_COLLECTION if first
                   else SnapshotRecord.LAST_IN_DATA_COLLECTION if last_in_table else SnapshotRecord.TRUE)
-        table = t.instance.table
-        source = SqlServerSource(self.config.name, ts_ns, table.database, table.schema, table.table, point,
-                                 snapshot=marker)
+        source = self._source_texts.get((t.instance.name, ts_ns, marker))
+        if source is None:  # one text per table and marker: rendered once, not per row
+            table = t.instance.table
+            self._source_texts = {k: v for k, v in self._source_texts.items() if k[1] == ts_ns}
+            source = self._source_texts[(t.instance.name, ts_ns, marker)] = dumps(SqlServerSource(
+                self.config.name, ts_ns, table.database, table.schema, table.table, point, snapshot=marker).payload())
         key = t.instance.key_of(row)
         key_text = None if key is None else dumps(_key(t, key))
-        value = envelope(None, row_payload(t.instance, row, t.converters), source.payload(), "r", None)
+        value = envelope_text("null", dumps(row_payload(t.instance, row, t.converters)), source, "r", "null")
         return ChangeRecord(t.topic, key_text, value, "r", position, (*_lsn_parts(point), 0, 0, n, index),
                             t.version.schema_id)
 

@@ -85,6 +85,9 @@ def test_snapshot_then_streaming_then_restart(emulator: SqlServerEmulator, tmp_p
     assert any("snapshot table 1/1 dbo.customers: done, 29 rows" in line for line in progress), progress
     rows = read_topic(root, topic)
     assert [r["op"] for r in rows] == ["r"] * 29
+    read = orjson.loads(rows[5]["value"])
+    assert list(read) == ["before", "after", "source", "transaction", "op", "ts_ms", "ts_us", "ts_ns"]
+    assert (read["before"], read["transaction"], read["op"], read["after"]["name"]) == (None, None, "r", "c6")
     markers = [orjson.loads(r["value"])["source"]["snapshot"] for r in rows]
     assert markers[0] == "first" and markers[-1] == "last" and set(markers[1:-1]) == {"true"}
     snapshot_lsn = orjson.loads(rows[0]["value"])["source"]["commit_lsn"]
