@@ -40,6 +40,7 @@ _PROVIDERS: dict[str, tuple[str, str]] = {
     "sqlglot": ("sqlglot", "mysql"),
     "mysql": ("mysql-connector-python", "mysql"),
     "_mysql_connector": ("mysql-connector-python", "mysql"),
+    "pyodbc": ("pyodbc", "sqlserver"),
     "pyspark": ("pyspark", "sail"),
     "pysail": ("pysail", "sail"),
     "grpc": ("grpcio", "sail"),
@@ -55,7 +56,7 @@ CONNECTOR_DRIVERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "postgres": ("postgres", ("psycopg", "psycopg2")),
     "mysql": ("mysql", ("pymysql", "pymysqlreplication", "sqlglot")),
     "mariadb": ("mysql", ("pymysql", "pymysqlreplication", "sqlglot")),
-    "sqlserver": ("sqlserver", ()),  # validation only so far: no driver imported
+    "sqlserver": ("sqlserver", ("pyodbc",)),
 }
 """Per ``connector:``, the extra that installs it and the driver modules it imports."""
 

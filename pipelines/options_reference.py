@@ -92,7 +92,7 @@ def render() -> str:
              *_table(MYSQL_OPTIONS, MARIADB_OPTIONS, "MariaDB"),
              "\nOption families (any name matching the pattern):\n", *_families(MYSQL_OPTIONS),
              "\n## SQL Server (`connector: sqlserver`)\n",
-             "Validated only so far: the connector cannot capture yet ([sqlserver.md](sqlserver.md)).\n",
+             "What the connector captures so far: [sqlserver.md](sqlserver.md).\n",
              *_table(SQLSERVER_OPTIONS),
              "\nOption families (any name matching the pattern):\n", *_families(SQLSERVER_OPTIONS)]
     return "\n".join(parts) + "\n"

@@ -23,7 +23,8 @@ class SourcePosition:
     """Where a source's capture stands.
 
     Attributes:
-        text: the position as the source writes it (``0/1A4AA58``, ``mysql-bin.000003:1234``).
+        text: the position as the source writes it (``0/1A4AA58``, ``mysql-bin.000003:1234``,
+            SQL Server's commit LSN ``0000002a:000001f0:0003``).
         lsn: PostgreSQL: the LSN, else None.
         binlog_file / binlog_pos: MySQL/MariaDB: the binlog coordinates, else None.
         gtids: MySQL/MariaDB: the GTID set, if the offset has one.
@@ -52,6 +53,11 @@ def source_position(offset: Mapping[str, Any]) -> SourcePosition | None:
         text = f"{file}:{pos}" + (f" gtids {gtid_text}" if gtid_text else "")
         return SourcePosition(text, binlog_file=file, binlog_pos=pos, gtids=gtid_text,
                               ts_ms=int(ts_sec) * 1000 if isinstance(ts_sec, int) else None)
+    commit, change = offset.get("commit_lsn"), offset.get("change_lsn")
+    if isinstance(commit, str):  # SQL Server: commit LSN, then the change inside it
+        if isinstance(change, str) and change != "NULL":
+            return SourcePosition(f"{commit} (change {change}, serial {offset.get('event_serial_no')})")
+        return SourcePosition(commit)
     return None
 
 

@@ -39,18 +39,18 @@ def _binlog(flavor: Literal["mysql", "mariadb"]) -> Builder:
 
 
 def _sqlserver(spec: SourceSpec, path: str) -> tuple[Connector | None, list[ConfigProblem]]:
-    """Options only: the SQL Server connector cannot capture yet (`VALIDATE_ONLY`)."""
     from cdc_sources.sqlserver.config import build_sqlserver_config
+    from cdc_sources.sqlserver.connector import SqlServerConnector
 
     conn: dict[str, Any] = spec.connection.model_dump(exclude_none=True)
-    _, problems = build_sqlserver_config(name=spec.name, connection=conn, options=spec.options, path=path)
-    return None, problems
+    config, problems = build_sqlserver_config(name=spec.name, connection=conn, options=spec.options, path=path)
+    return (SqlServerConnector(config) if config else None), problems
 
 
 CONNECTORS: dict[str, Builder] = {"postgres": _postgres, "mysql": _binlog("mysql"), "mariadb": _binlog("mariadb"),
                                   "sqlserver": _sqlserver}
 
-VALIDATE_ONLY = frozenset({"sqlserver"})
+VALIDATE_ONLY: frozenset[str] = frozenset()
 """Connectors whose configuration is validated but that cannot capture yet (their builder
 returns no connector): ``capture`` refuses them by name."""
 

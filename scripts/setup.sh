@@ -2,7 +2,8 @@
 # Sets a checkout up on a fresh machine, idempotently and quietly:
 #  1. the database servers the tests and the demo start privately (PostgreSQL 15 with
 #     pg_recvlogical, MariaDB), from Debian's packages when they are missing; their system
-#     services are neither enabled nor started;
+#     services are neither enabled nor started; unixODBC and the PostgreSQL ODBC driver, which
+#     the SQL Server connector's tests reach their CDC emulator through (pyodbc);
 #  2. .venv with cdc-lakehouse and its development extras (pins in constraints.txt);
 #  3. the Delta Lake jars for classic Spark (maven/pom.xml) in .cache/spark-jars, once.
 set -euo pipefail
@@ -15,6 +16,8 @@ command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need_debs+=(
 command -v mariadb-install-db >/dev/null 2>&1 || need_debs+=(mariadb-server)
 command -v mvn >/dev/null 2>&1 || need_debs+=(maven)
 command -v java >/dev/null 2>&1 || need_debs+=(openjdk-17-jre-headless)
+command -v odbcinst >/dev/null 2>&1 || need_debs+=(unixodbc)
+odbcinst -q -d -n PostgreSQL\ Unicode >/dev/null 2>&1 || need_debs+=(odbc-postgresql)
 if [ ${#need_debs[@]} -gt 0 ]; then
   mapfile -t need_debs < <(printf '%s\n' "${need_debs[@]}" | sort -u)
   if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then

@@ -19,6 +19,7 @@ from cdc_sources.common.filters import SCHEMA_LISTS, BuiltinTables, ColumnFilter
 from cdc_sources.common.key_columns import KeyColumns
 from cdc_sources.common.options import CUSTOM_MODES, ParsedOptions, custom_mode_problems, is_kafka_connect_option
 from cdc_sources.spi import ConfigProblem
+from cdc_sources.spi.retry import RetryPolicy
 from cdc_sources.sqlserver.options import JDBC_PASS_THROUGH, REMOVED_OPTIONS, SNAPSHOT_MODE_ALIASES, SQLSERVER_OPTIONS
 
 __all__ = ["SQLSERVER_BUILTIN", "SqlServerConnectionSettings", "SqlServerSourceConfig", "build_sqlserver_config"]
@@ -74,6 +75,7 @@ class SqlServerSourceConfig:
         columns: ``column.include.list`` / ``column.exclude.list``.
         keys: ``message.key.columns``.
         warnings: things to log once at start-up (deprecated values, inert options).
+        retry: how the capture retries after a retriable error (``errors.*`` options).
     """
 
     name: str
@@ -83,6 +85,7 @@ class SqlServerSourceConfig:
     columns: ColumnFilter
     keys: KeyColumns
     warnings: tuple[str, ...] = ()
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
 
     def opt(self, name: str) -> Any:
         """An option's value (typed, default filled in)."""
@@ -139,9 +142,11 @@ def build_sqlserver_config(
     keys, p3 = KeyColumns.from_options(parsed.raw)
     _, tagged = parse_column_rules(parsed.raw)
     problems.extend(ConfigProblem(f"{opath}.{p.path}", p.message) for p in [*p1, *p2, *p3, *(p for _, p in tagged)])
+    retry, retry_problems = RetryPolicy.from_options(parsed.values.get, opath)
+    problems.extend(retry_problems)
     if problems or settings is None:
         return None, problems
-    return SqlServerSourceConfig(prefix, settings, parsed, tables, columns, keys, tuple(warnings)), []
+    return SqlServerSourceConfig(prefix, settings, parsed, tables, columns, keys, tuple(warnings), retry), []
 
 
 def _choices(option: str) -> tuple[str, ...]:

@@ -27,3 +27,11 @@ def test_mysql_offset_with_and_without_gtids():
 def test_an_offset_without_a_position():
     assert source_position({}) is None
     assert source_position({"lsn": True}) is None
+
+
+def test_sqlserver_offset():
+    found = source_position({"commit_lsn": "0000002a:000001f0:0003", "change_lsn": "0000002a:000001e8:0002",
+                             "event_serial_no": 2})
+    assert found is not None and found.text == "0000002a:000001f0:0003 (change 0000002a:000001e8:0002, serial 2)"
+    snapshot = source_position({"commit_lsn": "0000002a:000001f0:0003", "change_lsn": "NULL", "event_serial_no": 0})
+    assert snapshot is not None and snapshot.text == "0000002a:000001f0:0003"

@@ -1,4 +1,5 @@
-"""``connector: sqlserver`` is validated in full by ``validate`` and refused by ``capture``."""
+"""``connector: sqlserver`` is validated in full by ``validate``; ``capture`` without Microsoft's
+ODBC driver says which driver is missing and how to name another."""
 
 from __future__ import annotations
 
@@ -33,8 +34,9 @@ def test_validate_accepts_a_valid_source_and_names_each_bad_option(tmp_path: Pat
     assert "s3cret-pw" not in bad.stderr + bad.stdout
 
 
-def test_capture_refuses_the_connector_it_cannot_run(tmp_path: Path) -> None:
-    done = _cli("capture", "-c", _write(tmp_path, "{database.names: inventory}"), "--until-idle")
-    assert done.returncode == 2, done.stderr
-    assert "sources[0].connector" in done.stderr and "cannot capture yet" in done.stderr
-    assert "Traceback" not in done.stderr and not (tmp_path / "lake").exists()
+def test_capture_without_the_odbc_driver_names_it(tmp_path: Path) -> None:
+    done = _cli("capture", "-c", _write(tmp_path, "{database.names: inventory, \"driver.Driver\": No Such Driver}"),
+                "--until-idle")
+    assert done.returncode == 1, done.stderr
+    assert "the ODBC driver 'No Such Driver' is not installed" in done.stderr and "driver.Driver" in done.stderr
+    assert "Traceback" not in done.stderr and "s3cret-pw" not in done.stderr + done.stdout
