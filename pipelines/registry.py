@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
+from cdc_sources.common.options import OptionSet
 from cdc_sources.common.retention import Retention
 from cdc_sources.spi import ConfigError, ConfigProblem, Connector
 from pipelines.config import SourceSpec
@@ -53,6 +54,20 @@ CONNECTORS: dict[str, Builder] = {"postgres": _postgres, "mysql": _binlog("mysql
 VALIDATE_ONLY: frozenset[str] = frozenset()
 """Connectors whose configuration is validated but that cannot capture yet (their builder
 returns no connector): ``capture`` refuses them by name."""
+
+
+def declared_options(connector: str) -> OptionSet | None:
+    """The option declarations of a connector (None: unknown connector). Pure modules: no driver."""
+    if connector == "postgres":
+        from cdc_sources.postgres.options import POSTGRES_OPTIONS
+        return POSTGRES_OPTIONS
+    if connector in ("mysql", "mariadb"):
+        from cdc_sources.mysql.options import MARIADB_OPTIONS, MYSQL_OPTIONS
+        return MYSQL_OPTIONS if connector == "mysql" else MARIADB_OPTIONS
+    if connector == "sqlserver":
+        from cdc_sources.sqlserver.options import SQLSERVER_OPTIONS
+        return SQLSERVER_OPTIONS
+    return None
 
 
 def build_connector(spec: SourceSpec, path: str) -> tuple[Connector | None, list[ConfigProblem]]:

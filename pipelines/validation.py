@@ -18,7 +18,7 @@ from pipelines.config import PipelineConfig, SourceSpec, nearest_line, pydantic_
 from pipelines.cross_checks import cross_entry_problems, truncate_warnings
 from pipelines.object_store import commit_safety_problems
 from pipelines.paths import resolve_paths
-from pipelines.registry import build_connector
+from pipelines.registry import build_connector, declared_options
 
 __all__ = ["ConfigError", "ValidatedPipeline", "load_validated"]
 
@@ -76,7 +76,8 @@ def load_validated(path: str | Path, *, env: Mapping[str, str] | None = None,
     if problems or config is None:
         raise ConfigError([redact(p, doc) for p in problems], file=file)
     for spec in config.sources:
-        for warning in kafka_connect_warnings(spec.options, source=spec.name):
+        for warning in kafka_connect_warnings(spec.options, source=spec.name,
+                                              declared=declared_options(spec.connector)):
             log.warning("%s", warning)
     for warning in truncate_warnings(config, lines, file=file):
         log.warning("%s", warning)

@@ -152,9 +152,14 @@ def is_kafka_connect_option(name: str) -> bool:
     return name in _KAFKA_CONNECT_NAMES or any(rx.fullmatch(name) for rx in _KAFKA_CONNECT_FAMILIES)
 
 
-def kafka_connect_warnings(options: Mapping[str, Any], *, source: str) -> list[str]:
-    """What to log, once, about the Kafka-only options of a source's ``options:`` (none: [])."""
-    names = [str(k) for k in options if is_kafka_connect_option(str(k))]
+def kafka_connect_warnings(options: Mapping[str, Any], *, source: str, declared: OptionSet | None = None) -> list[str]:
+    """What to log, once, about the Kafka-only options of a source's ``options:`` (none: []).
+
+    ``declared``: the connector's options; a name it declares with an effect is not Kafka-only
+    there (``errors.retry.delay.max.ms`` is Kafka Connect's and the Debezium engine's retry wait).
+    """
+    effective = {n for n, s in declared.specs.items() if not s.inert} if declared is not None else set()
+    names = [str(k) for k in options if is_kafka_connect_option(str(k)) and str(k) not in effective]
     if not names:
         return []
     out = [f"source {source}: Kafka/Kafka Connect options have no effect here (bronze stores Debezium's "

@@ -359,3 +359,13 @@ def test_every_problem_at_once() -> None:
         require_config(config, problems)
     assert "sources[2].options.snapshot.mode" in str(err.value)
     assert require_config(ok(), []).name == "shop"
+
+
+def test_retry_delays_the_connector_reads_are_not_called_kafka_only() -> None:
+    from cdc_sources.mysql.options import MYSQL_OPTIONS
+
+    options = {"errors.retry.delay.initial.ms": 100, "errors.retry.delay.max.ms": 1000, "errors.tolerance": "all"}
+    [kafka] = kafka_connect_warnings(options, source="my", declared=MYSQL_OPTIONS)
+    assert "errors.tolerance" in kafka and "errors.retry.delay" not in kafka
+    [undeclared] = kafka_connect_warnings(options, source="my")
+    assert "errors.retry.delay.initial.ms" in undeclared
