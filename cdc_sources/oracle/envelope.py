@@ -170,6 +170,16 @@ class EventMaker:
         s = self._settings.converters
         return {c.name: convert(c, v, s) for c, v in zip(table.columns, values, strict=True)}
 
+    def read_record(self, table: OracleTable, values: tuple[RedoValue, ...], *, snapshot_scn: int, ts_ms: int,
+                    marker: str) -> OracleRecord:
+        """A snapshot row's ``r`` record. ``marker`` is ``source.snapshot``: ``first``, ``first_in_data_collection``,
+        ``true``, ``last_in_data_collection`` or ``last``; ``scn`` is the snapshot's SCN."""
+        after = self.row(table, values)
+        source = self._source.block(OracleEvent(schema=table.schema, table=table.name, ts_ms=ts_ms,
+                                                scn=snapshot_scn, snapshot=marker))
+        value = {"before": None, "after": after, "source": source, "transaction": None, "op": "r"}
+        return OracleRecord(EventKind.READ, table, self._key(table, after), value, snapshot_scn, 0, "", 0, 0)
+
     def transaction(self, tx: CommittedTransaction) -> list[OracleRecord]:
         """The records of one committed transaction, in its change order."""
         out: list[OracleRecord] = []

@@ -23,11 +23,14 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from cdc_sources.oracle import statements as st
+from cdc_sources.oracle.mining_query import EXCLUDED_SCHEMAS
 
 __all__ = [
+    "CAPTURABLE_TABLES",
     "CATALOGUE",
     "CURRENT_SCN",
     "DBMS_LOGMNR_OPTIONS",
+    "OPEN_TRANSACTIONS",
     "PRIMARY_KEY",
     "TABLE_COLUMNS",
     "GatewayError",
@@ -57,6 +60,8 @@ class StatementKind(enum.Enum):
     TABLE_COLUMNS = "table columns"
     PRIMARY_KEY = "primary key"
     SUPPLEMENTAL_LOGGING_MIN = "supplemental logging min"
+    CAPTURABLE_TABLES = "capturable tables"
+    OPEN_TRANSACTIONS = "open transactions"
     MINABLE_LOGS = "minable logs"
     MINING = "mining query"
     SNAPSHOT_SELECT = "snapshot select"
@@ -120,9 +125,17 @@ PRIMARY_KEY = Statement(
     "ORDER BY C.POSITION", 2)
 """A table's primary key columns in key order (bind: owner, table name)."""
 SUPPLEMENTAL_LOGGING_MIN = Statement(StatementKind.SUPPLEMENTAL_LOGGING_MIN, st.SUPPLEMENTAL_LOGGING_MIN)
+CAPTURABLE_TABLES = Statement(
+    StatementKind.CAPTURABLE_TABLES,
+    "SELECT OWNER, TABLE_NAME FROM ALL_TABLES WHERE OWNER NOT IN ("
+    + ",".join(f"'{s}'" for s in EXCLUDED_SCHEMAS) + ") AND NESTED = 'NO' ORDER BY OWNER, TABLE_NAME")
+"""The tables the user can read outside Oracle's own schemas (the filters pick the captured ones)."""
+OPEN_TRANSACTIONS = Statement(StatementKind.OPEN_TRANSACTIONS, "SELECT XID, START_SCN FROM V$TRANSACTION")
+"""The transactions in flight (at a snapshot: their changes are mined from their start)."""
 
 CATALOGUE: dict[StatementKind, Statement] = {
-    s.kind: s for s in (NLS_SESSION, UTC_SESSION, CURRENT_SCN, TABLE_COLUMNS, PRIMARY_KEY, SUPPLEMENTAL_LOGGING_MIN)}
+    s.kind: s for s in (NLS_SESSION, UTC_SESSION, CURRENT_SCN, TABLE_COLUMNS, PRIMARY_KEY, SUPPLEMENTAL_LOGGING_MIN,
+                        CAPTURABLE_TABLES, OPEN_TRANSACTIONS)}
 """The fixed statements; the others are built by the functions below."""
 
 

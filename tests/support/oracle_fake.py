@@ -76,6 +76,8 @@ class FakeOracleDatabase:
         rows_as_of: the rows of a table as of an SCN, as tuples in column order.
         current_scn: what ``SELECT CURRENT_SCN`` answers; mining never returns rows above it.
         mining_query: the mining query text the connector is configured to run (``?`` form).
+        final_scn, scn_step: a live database: each ``SELECT CURRENT_SCN`` moves ``current_scn``
+            ``scn_step`` further, up to ``final_scn`` (None: it stays).
     """
 
     tables: dict[tuple[str, str], FakeTable]
@@ -83,6 +85,8 @@ class FakeOracleDatabase:
     rows_as_of: Callable[[str, str, int], list[tuple[Any, ...]]]
     current_scn: int
     mining_query: str
+    final_scn: int | None = None
+    scn_step: int = 0
     served: list[str] = field(default_factory=list)
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
@@ -97,6 +101,16 @@ class FakeOracleDatabase:
     def rows_between(self, low: int, high: int) -> list[dict[str, Any]]:
         """The rows with ``low < SCN <= high``, in SCN order."""
         return self.contents[bisect.bisect_right(self._scns, low):bisect.bisect_right(self._scns, high)]
+
+    def open_transactions(self, scn: int) -> list[tuple[str, int]]:
+        """The transactions started at or below ``scn`` that have not ended there (``V$TRANSACTION``)."""
+        started: dict[str, int] = {}
+        for r in self.rows_between(-1, scn):
+            if r["OPERATION_CODE"] in (7, 36):
+                started.pop(r["XID"], None)
+            elif r["OPERATION_CODE"] in (1, 2, 3, 6):
+                started.setdefault(r["XID"], int(r["SCN"]))
+        return sorted(started.items(), key=lambda x: x[1])
 
     def connect(self) -> FakeOracleConnection:
         return FakeOracleConnection(self)
@@ -226,7 +240,14 @@ class FakeCursor:
         if kind in (gw.StatementKind.NLS_SESSION, gw.StatementKind.UTC_SESSION):
             return (), []
         if kind is gw.StatementKind.CURRENT_SCN:
-            return ("CURRENT_SCN",), [(self._db.current_scn,)]
+            db = self._db
+            if db.final_scn is not None:
+                db.current_scn = min(db.final_scn, db.current_scn + db.scn_step)
+            return ("CURRENT_SCN",), [(db.current_scn,)]
+        if kind is gw.StatementKind.CAPTURABLE_TABLES:
+            return ("OWNER", "TABLE_NAME"), sorted(self._db.tables)
+        if kind is gw.StatementKind.OPEN_TRANSACTIONS:
+            return ("XID", "START_SCN"), self._db.open_transactions(self._db.current_scn)
         if kind is gw.StatementKind.SUPPLEMENTAL_LOGGING_MIN:
             return ("'KEY'", "SUPPLEMENTAL_LOG_DATA_MIN"), [("KEY", "YES")]
         table = self._db.tables.get((str(params[0]), str(params[1])))

@@ -275,9 +275,11 @@ class OracleWorkload:
             if rnd.random() < 0.4:  # a transaction that rolls back, interleaved with this one
                 self._rolled_back(add, rnd, tx, ts)
             if rnd.random() < 0.3:  # Oracle's own schemas: the mining query leaves them out
-                add(tx.first_lsn, _row(tx.first_lsn, 1, "INSERT", _xid(tx.xid + 1 << 20), ts,
+                sys_xid = _xid((tx.xid + 1) << 20)
+                add(tx.first_lsn, _row(tx.first_lsn, 1, "INSERT", sys_xid, ts,
                                        redo='insert into "SYS"."AUD$"("ID") values (\'1\');', table="AUD$",
                                        owner="SYS", rowid="AAAAAAAAAAAAAAAAAA"))
+                add(tx.first_lsn, _row(tx.first_lsn, 7, "COMMIT", sys_xid, ts))
         rows.sort(key=lambda r: (r[0], r[1]))
         return [r[2] for r in rows]
 
