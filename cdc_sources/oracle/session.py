@@ -174,7 +174,8 @@ class OracleCaptureSession:
                     for tx in buffer.feed(self._row(values)):
                         rank = ranks[tx.commit_scn] = ranks.get(tx.commit_scn, -1) + 1
                         emit = not self._already_emitted(offset, tx)
-                        offset = offset.with_commit(tx.thread, tx.commit_scn, tx.xid)
+                        if emit:  # a skipped one is not recorded: the commit SCN never moves back
+                            offset = offset.with_commit(tx.thread, tx.commit_scn, tx.xid)
                         offset = replace(offset, scn=_restart(buffer, tx.commit_scn))
                         if emit:
                             records = self._transaction(tx, offset, rank)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -87,6 +88,8 @@ class FakeOracleDatabase:
     mining_query: str
     final_scn: int | None = None
     scn_step: int = 0
+    window_delay_s: float = 0.0
+    """Each mining query takes this long (a slow database: the kill test's window to kill in)."""
     served: list[str] = field(default_factory=list)
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
@@ -277,6 +280,8 @@ class FakeCursor:
         if low < window[0] - 1 or high > window[1]:
             raise FakeOracleError(f"mining query window ({low}, {high}] outside the started window {window}")
         high = min(high, self._db.current_scn)
+        if self._db.window_delay_s:
+            time.sleep(self._db.window_delay_s)
         out = []
         for r in self._db.rows_between(low, high):
             code, owner, table = r["OPERATION_CODE"], r["SEG_OWNER"], r["TABLE_NAME"]

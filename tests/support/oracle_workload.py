@@ -149,9 +149,16 @@ class OracleWorkload:
             t.join(120)
         assert not errors, errors
 
+    def _connect(self) -> psycopg.Connection[Any]:
+        """A writer's connection. Its commits wait for the WAL flush (the test servers run with
+        ``synchronous_commit=off``): logical decoding reads only flushed WAL, and a commit it could
+        not see yet would be missing from the rows built now and appear in a later decode, below
+        SCNs already mined."""
+        return psycopg.connect(self.dsn, options="-c synchronous_commit=on")
+
     def _writer(self, w: int, count: int, base_id: int) -> None:
         rnd = random.Random(self.seed * 100 + w + base_id)
-        with psycopg.connect(self.dsn) as conn:
+        with self._connect() as conn:
             for i in range(count):
                 cid = base_id + w * 1000 + i
                 with conn.transaction():
@@ -173,7 +180,7 @@ class OracleWorkload:
                                      (cid + 500, cid))
 
     def _long(self, base_id: int) -> None:
-        with psycopg.connect(self.dsn) as conn, conn.transaction():
+        with self._connect() as conn, conn.transaction():
             for i in range(6):
                 conn.execute('INSERT INTO "INVENTORY"."ORDERS" VALUES (%s, NULL, %s, %s)',
                              (base_id + 900 + i, i, "LONG"))
