@@ -23,10 +23,13 @@ Anything else raises `FakeOracleError` naming the statement. Every statement ser
 from __future__ import annotations
 
 import bisect
+import json
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from cdc_sources.oracle import gateway as gw
@@ -41,6 +44,26 @@ LOGMNR_COLUMNS = ("SCN", "SQL_REDO", "OPERATION_CODE", "TIMESTAMP", "XID", "CSF"
 _CODES = frozenset({1, 2, 3, 6, 7, 27, 34, 36, 255})
 _EXCLUDED = frozenset(EXCLUDED_SCHEMAS)
 REDO_LOG = "/u01/oradata/ORCLCDB/redo01.log"
+
+
+def load_contents(path: str | Path) -> list[dict[str, Any]]:
+    """A fixture corpus: JSON lines of ``V$LOGMNR_CONTENTS`` rows, each completed to the exact
+    column set (a column a line leaves out is NULL; ``TIMESTAMP`` is ISO text; ``CSF``,
+    ``ROLLBACK``, ``STATUS``, ``SSN`` default to 0, ``THREAD#`` to 1)."""
+    out = []
+    for n, line in enumerate(Path(path).read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        given = json.loads(line)
+        unknown = set(given) - set(LOGMNR_COLUMNS)
+        if unknown:
+            raise ValueError(f"{path}:{n}: not V$LOGMNR_CONTENTS columns: {sorted(unknown)}")
+        row: dict[str, Any] = {**dict.fromkeys(LOGMNR_COLUMNS), "CSF": 0, "ROLLBACK": 0, "STATUS": 0, "SSN": 0,
+                               "THREAD#": 1, **given}
+        if row["TIMESTAMP"] is not None:
+            row["TIMESTAMP"] = datetime.fromisoformat(row["TIMESTAMP"])
+        out.append(row)
+    return out
 
 
 class FakeOracleError(Exception):
