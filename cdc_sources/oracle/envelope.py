@@ -8,7 +8,8 @@ LogMiner adapter dispatches at its commit, in the transaction's change order:
 - an update that changes the key: ``d`` of the old key (header ``__debezium.newkey``), its
   tombstone, and ``c`` of the new key (header ``__debezium.oldkey``);
 - ``TRUNCATE TABLE``: ``t`` with a null key, unless ``t`` is in ``skipped.operations`` (its
-  default); any other DDL is an error (`OracleSchemaChangeError`): schema changes are not built.
+  default); any other DDL on a captured table is an error (`OracleSchemaChangeError`): schema
+  changes are not built. DDL and changes of tables not captured make no record.
 
 The ``source`` block is filled as Debezium's commit handler fills it: ``scn`` the change's SCN,
 ``commit_scn`` the commit's, ``txId`` the XID, ``txSeq`` the change's position in its transaction
@@ -25,7 +26,7 @@ Pure: the envelope's processing-time ``ts_*`` fields are added when a record is 
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -141,12 +142,16 @@ class EventMaker:
         source: the run's fixed ``source`` fields (``topic.prefix``, database name).
         tables: the captured tables by (owner, name).
         settings: the options that shape events.
+        captures: whether the table filters take a table (owner, name); a change of such a table
+            missing from ``tables`` (created after the start) is an error, not silently dropped.
     """
 
     def __init__(self, source: OracleSourceInfo, tables: Mapping[tuple[str, str], OracleTable],
-                 settings: EnvelopeSettings = EnvelopeSettings()) -> None:
+                 settings: EnvelopeSettings = EnvelopeSettings(),
+                 captures: Callable[[str, str], bool] | None = None) -> None:
         self._source = source
         self._tables = dict(tables)
+        self._captures: Callable[[str, str], bool] = captures or (lambda owner, name: False)
         self._settings = settings
         self._schemas: dict[OracleTable, SchemaVersion] = {}
 
@@ -186,13 +191,18 @@ class EventMaker:
         first = tx.changes[0].row if tx.changes else None
         for seq, change in enumerate(tx.changes, start=1):
             row = change.row
-            if change.kind is ChangeKind.DDL:
+            owner, name = row.seg_owner or "", row.table_name or ""
+            table = self._tables.get((owner, name))
+            if table is None and self._captures(owner, name):
                 raise OracleSchemaChangeError(
-                    f"DDL at SCN {row.scn} (XID {row.xid}) on {row.seg_owner}.{row.table_name}: "
-                    f"{(row.sql_redo or '').strip()!r}: schema changes are not supported by this connector yet")
-            table = self._tables.get((row.seg_owner or "", row.table_name or ""))
+                    f"SCN {row.scn} (XID {row.xid}): {owner}.{name} is captured by the table filters but was not "
+                    "when the capture started (created since?): restart the capture to take it in")
             if table is None:
                 continue
+            if change.kind is ChangeKind.DDL:
+                raise OracleSchemaChangeError(
+                    f"DDL at SCN {row.scn} (XID {row.xid}) on {owner}.{name}: "
+                    f"{(row.sql_redo or '').strip()!r}: schema changes are not supported by this connector yet")
             assert first is not None
             event = OracleEvent(
                 schema=table.schema, table=table.name,

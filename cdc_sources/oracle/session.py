@@ -33,13 +33,15 @@ import orjson
 from cdc_sources.common.envelope import dumps, envelope
 from cdc_sources.oracle import gateway as gw
 from cdc_sources.oracle.config import OracleSourceConfig
-from cdc_sources.oracle.envelope import EventKind, EventMaker, OracleRecord, OracleTable
+from cdc_sources.oracle.converters import OracleValueError
+from cdc_sources.oracle.envelope import EventKind, EventMaker, OracleRecord, OracleSchemaChangeError, OracleTable
 from cdc_sources.oracle.mining_query import mining_query
 from cdc_sources.oracle.offset import OracleOffset
+from cdc_sources.oracle.redo import RedoParseError
 from cdc_sources.oracle.snapshot_values import redo_value
 from cdc_sources.oracle.source import OracleSourceInfo
 from cdc_sources.oracle.tables import table_of
-from cdc_sources.oracle.transactions import CommittedTransaction, LogMinerRow, TransactionBuffer
+from cdc_sources.oracle.transactions import CommittedTransaction, LogMinerRow, LogMinerRowError, TransactionBuffer
 from cdc_sources.spi import (
     ChangeRecord,
     Checkpoint,
@@ -50,8 +52,15 @@ from cdc_sources.spi import (
     SourceOffset,
     StreamItem,
 )
+from cdc_sources.spi.errors import Fatal
 
-__all__ = ["OracleCaptureSession"]
+_BAD_INPUT = (LogMinerRowError, RedoParseError, OracleValueError, OracleSchemaChangeError)
+
+__all__ = ["OracleCaptureSession", "OracleStreamError"]
+
+
+class OracleStreamError(SourceError, Fatal):
+    """A LogMiner row or snapshot value the connector cannot turn into events (names where)."""
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +78,7 @@ class OracleCaptureSession:
         self.tables = self._captured_tables()
         db = str(config.options.values.get("database.pdb.name") or config.connection.service)
         self.maker = EventMaker(OracleSourceInfo(config.name, db), {(t.schema, t.name): t for t in self.tables},
-                                config.envelope)
+                                config.envelope, captures=config.tables.includes_table)
         self.query = mining_query(config.mining)
         select = self.query[len("SELECT "):self.query.index(" FROM V$LOGMNR_CONTENTS")]
         self._columns = tuple(c.strip() for c in select.split(","))
@@ -127,8 +136,12 @@ class OracleCaptureSession:
                 marker = ("last" if last else "first" if index == 0 and count == 0
                           else "first_in_data_collection" if count == 0
                           else "last_in_data_collection" if last_table else "true")
-                values = tuple(redo_value(c, v) for c, v in zip(table.columns, current, strict=True))
-                rec = self.maker.read_record(table, values, snapshot_scn=scn, ts_ms=ts_ms, marker=marker)
+                try:
+                    values = tuple(redo_value(c, v) for c, v in zip(table.columns, current, strict=True))
+                    rec = self.maker.read_record(table, values, snapshot_scn=scn, ts_ms=ts_ms, marker=marker)
+                except _BAD_INPUT as exc:
+                    raise OracleStreamError(f"source {self.config.name}: snapshot of {table.schema}.{table.name}: "
+                                            f"{exc}") from None
                 batch.append(self._record(rec, version, position, (0, index, count)))
                 count += 1
                 if len(batch) >= 1000:
@@ -171,7 +184,11 @@ class OracleCaptureSession:
             self.gateway.call(gw.start_logmnr(low, high))
             try:
                 for values in self.gateway.rows(gw.mining(self.query), (low, high)):
-                    for tx in buffer.feed(self._row(values)):
+                    try:
+                        committed = buffer.feed(self._row(values))
+                    except _BAD_INPUT as exc:
+                        raise OracleStreamError(f"source {self.config.name}: {exc}") from None
+                    for tx in committed:
                         rank = ranks[tx.commit_scn] = ranks.get(tx.commit_scn, -1) + 1
                         emit = not self._already_emitted(offset, tx)
                         if emit:  # a skipped one is not recorded: the commit SCN never moves back
@@ -198,7 +215,12 @@ class OracleCaptureSession:
     def _transaction(self, tx: CommittedTransaction, offset: OracleOffset, rank: int) -> list[ChangeRecord]:
         position = dumps({**offset.to_dict(), "txId": tx.xid})
         out: list[ChangeRecord] = []
-        for i, rec in enumerate(self.maker.transaction(tx)):
+        try:
+            made = self.maker.transaction(tx)
+        except _BAD_INPUT as exc:
+            raise OracleStreamError(f"source {self.config.name}: transaction {tx.xid} committed at SCN "
+                                    f"{tx.commit_scn}: {exc}") from None
+        for i, rec in enumerate(made):
             version = self.maker.schema_version(rec.table)
             out.append(self._record(rec, version, position, (tx.commit_scn, rank, i)))
         return out

@@ -203,3 +203,15 @@ def test_keyless_table_has_null_keys_and_ddl_is_refused_by_name() -> None:
                        _local(0), table_name="CUSTOMERS", seg_owner="INVENTORY", username="APP")]
     with pytest.raises(OracleSchemaChangeError, match=r"SCN 7 .*INVENTORY\.CUSTOMERS.*add \\?\"PHONE"):
         _run(ddl, maker)
+
+
+def test_ddl_of_other_tables_is_ignored_and_an_unknown_captured_table_is_an_error() -> None:
+    maker = EventMaker(OracleSourceInfo("p", "DB"), {("INVENTORY", "CUSTOMERS"): CUSTOMERS},
+                       captures=lambda owner, name: owner == "INVENTORY")
+    other = [LogMinerRow(7, Operation.DDL, XID, 'alter table "HR"."EMP" add "X" number;', _local(0),
+                         table_name="EMP", seg_owner="HR", username="APP")]
+    assert _run(other, maker) == []
+    created = _tx(XID, 9, 1520085154000, Operation.INSERT, INSERT.replace('"CUSTOMERS"', '"NEWTAB"'),
+                  table="NEWTAB")
+    with pytest.raises(OracleSchemaChangeError, match=r"INVENTORY\.NEWTAB is captured .* restart the capture"):
+        _run(created, maker)

@@ -15,6 +15,7 @@ import orjson
 import pytest
 
 from cdc_sources.oracle.mining_query import MiningQuerySettings, mining_query
+from cdc_sources.oracle.session import OracleStreamError
 from cdc_sources.spi import ChangeRecord, Checkpoint
 from tests.support.oracle_capture import capture_once, connector
 from tests.support.oracle_checks import bronze_events, bronze_state, database, expected_events, plain, snapshot_scn
@@ -138,3 +139,18 @@ def test_fixture_corpus_of_edge_cases() -> None:
         ("0400050006000000", "115", 2), *[("0500060007000000", "120", 2)] * 2]
     last = [i.offset.to_dict() for i in items if isinstance(i, Checkpoint)][-1]
     assert last["scn"] == "121" and last["commit_scn"] == "114:1:0100020003000000,120:2:0500060007000000"
+
+
+def test_an_unparseable_row_stops_the_capture_naming_it() -> None:
+    rows = load_contents(Path(__file__).parent / "fixtures" / "logminer_edge_cases.jsonl")
+    for r in rows:
+        if r["SCN"] == 103:
+            r["SQL_REDO"] = 'insert into "APP"."ITEMS"("ID","NAME") values (\'2\');'  # one value for two columns
+    db = FakeOracleDatabase({("APP", "ITEMS"): ITEMS}, rows, lambda o, t, s: [], 121,
+                            mining_query(MiningQuerySettings()))
+    session = connector(db, {"table.include.list": "APP\\.ITEMS"}).open({"scn": "99"})
+    try:
+        with pytest.raises(OracleStreamError, match=r"source ora: transaction 0200030004000000 committed at SCN 106"):
+            list(session.stream(until_idle=True))
+    finally:
+        session.close()
