@@ -20,7 +20,7 @@ from cdc_sources.spi import HistoryEntry, SourceError
 from cdc_sources.spi.errors import Retriable
 from cdc_sources.spi.retry import RetryPolicy
 
-__all__ = ["OracleConnector", "OracleOffset", "OracleSourceConfig", "build_oracle_config"]
+__all__ = ["OracleConnectError", "OracleConnector", "OracleOffset", "OracleSourceConfig", "build_oracle_config"]
 
 
 class OracleConnectError(SourceError, Retriable):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from pipelines.config import SourceSpec
 from pipelines.registry import build_connector
 
@@ -32,3 +34,21 @@ def test_valid_options_build_the_connector_and_unsupported_modes_are_named() -> 
         ("sources[0].options.snapshot.mode",
          "'always' is not supported by this connector yet; supported: initial, initial_only, no_data"),
         ("sources[0].options.lob.enabled", "LOB mining is not supported by this connector yet")]
+
+
+def test_an_unreachable_server_is_a_retriable_error_naming_where_never_the_password() -> None:
+    from cdc_sources.oracle import OracleConnectError
+    from cdc_sources.spi.errors import Retriable
+    from pipelines.local_postgres import free_port
+
+    port = free_port()  # nothing listens there
+    source = SourceSpec.model_validate({"name": "ora", "connector": "oracle",
+                                        "connection": {"host": "127.0.0.1", "port": port, "user": "c##dbz",
+                                                       "password": "s3cret-pw", "database": "ORCLPDB1"}})
+    connector, problems = build_connector(source, "sources[0]")
+    assert connector is not None, problems
+    with pytest.raises(OracleConnectError) as caught:
+        connector.open(None)
+    assert isinstance(caught.value, Retriable)
+    assert f"cannot connect to Oracle as c##dbz@127.0.0.1:{port}/ORCLPDB1" in str(caught.value)
+    assert "s3cret-pw" not in str(caught.value)
