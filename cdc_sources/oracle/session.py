@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -269,4 +269,3 @@ def _restart(buffer: TransactionBuffer, bound: int) -> int:
     return min([*buffer.open_transactions.values(), bound]) - 1
 
 
-ConnectFn = Callable[[], gw.Connection]
