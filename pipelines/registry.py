@@ -48,8 +48,16 @@ def _sqlserver(spec: SourceSpec, path: str) -> tuple[Connector | None, list[Conf
     return (SqlServerConnector(config) if config else None), problems
 
 
+def _oracle(spec: SourceSpec, path: str) -> tuple[Connector | None, list[ConfigProblem]]:
+    from cdc_sources.oracle import OracleConnector, build_oracle_config
+
+    conn: dict[str, Any] = spec.connection.model_dump(exclude_none=True)
+    config, problems = build_oracle_config(name=spec.name, connection=conn, options=spec.options, path=path)
+    return (OracleConnector(config) if config else None), problems
+
+
 CONNECTORS: dict[str, Builder] = {"postgres": _postgres, "mysql": _binlog("mysql"), "mariadb": _binlog("mariadb"),
-                                  "sqlserver": _sqlserver}
+                                  "sqlserver": _sqlserver, "oracle": _oracle}
 
 VALIDATE_ONLY: frozenset[str] = frozenset()
 """Connectors whose configuration is validated but that cannot capture yet (their builder
@@ -76,8 +84,6 @@ def build_connector(spec: SourceSpec, path: str) -> tuple[Connector | None, list
     Raises:
         MissingDependencyError: the connector's driver is not installed (names the extra).
     """
-    if spec.connector == "oracle":
-        return None, _oracle_problems(spec, path)
     builder = CONNECTORS.get(spec.connector)
     if builder is None:
         return None, [ConfigProblem(f"{path}.connector",
@@ -94,16 +100,6 @@ def build_connector(spec: SourceSpec, path: str) -> tuple[Connector | None, list
         raise missing from exc
 
 
-def _oracle_problems(spec: SourceSpec, path: str) -> list[ConfigProblem]:
-    """Oracle's options are checked (every problem, with its key path), then the source is
-    refused: the connector's core exists (docs/oracle.md), its capture does not yet."""
-    from cdc_sources.oracle.options import parse_oracle_options
-
-    _, problems = parse_oracle_options(spec.options, path=f"{path}.options")
-    return problems or [ConfigProblem(f"{path}.connector", "capture from Oracle is not available yet (the options "
-                                                           "are valid); see docs/oracle.md")]
-
-
 RetentionProbe = Callable[[dict[str, Any]], Retention]
 
 
@@ -118,6 +114,9 @@ def retention_probe(spec: SourceSpec, path: str) -> RetentionProbe:
     if spec.connector in VALIDATE_ONLY:
         raise ConfigError([ConfigProblem(f"{path}.connector", f"the {spec.connector!r} connector cannot capture "
                                                               "yet: it keeps no log to measure")])
+    if spec.connector == "oracle":
+        raise ConfigError([ConfigProblem(f"{path}.connector", "the 'oracle' connector does not measure the redo "
+                                                              "and archive logs the database keeps")])
     extra, drivers = CONNECTOR_DRIVERS[spec.connector]
     require(drivers, extra)
     conn: dict[str, Any] = spec.connection.model_dump(exclude_none=True)

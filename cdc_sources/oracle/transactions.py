@@ -150,6 +150,8 @@ class CommittedTransaction:
     commit_time: datetime | None
     thread: int
     changes: tuple[BufferedChange, ...]
+    user_name: str | None = None
+    """The user of the transaction's first row (its ``START``, else its first change)."""
 
 
 @dataclass(slots=True)
@@ -169,6 +171,7 @@ class BufferStats:
 @dataclass(slots=True)
 class _Open:
     start_scn: int
+    user_name: str | None = None
     changes: list[BufferedChange] = field(default_factory=list)
     fragment: list[LogMinerRow] = field(default_factory=list)
 
@@ -222,7 +225,7 @@ class TransactionBuffer:
                 self.stats.replication_markers += 1
             return []
         if op is Operation.START:
-            self._open.setdefault(row.xid, _Open(row.scn))
+            self._open.setdefault(row.xid, _Open(row.scn, row.username))
             return []
         if op is Operation.MISSING_SCN:
             self.stats.missing_scn += 1
@@ -255,7 +258,7 @@ class TransactionBuffer:
             self._undo(row)  # an undo row opens no transaction
             return []
         if tx is None:
-            tx = self._open[row.xid] = _Open(row.scn)
+            tx = self._open[row.xid] = _Open(row.scn, row.username)
         if row.csf:  # the statement continues in the next row of this transaction
             tx.fragment.append(row)
             return []
@@ -300,10 +303,11 @@ class TransactionBuffer:
                                    f"statement that started at SCN {tx.fragment[0].scn}")
         if not tx.changes:
             return []
-        return [CommittedTransaction(row.xid, row.scn, row.timestamp, row.thread, tuple(tx.changes))]
+        return [CommittedTransaction(row.xid, row.scn, row.timestamp, row.thread, tuple(tx.changes), tx.user_name)]
 
     def _ddl(self, row: LogMinerRow) -> list[CommittedTransaction]:
         if (row.username or "").upper() in self._ddl_exclude or self._skipped(row):
             return []
         kind = ChangeKind.TRUNCATE if _TRUNCATE.match(row.sql_redo or "") else ChangeKind.DDL
-        return [CommittedTransaction(row.xid, row.scn, row.timestamp, row.thread, (BufferedChange(kind, row),))]
+        return [CommittedTransaction(row.xid, row.scn, row.timestamp, row.thread, (BufferedChange(kind, row),),
+                                     row.username)]

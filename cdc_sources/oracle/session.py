@@ -1,0 +1,271 @@
+"""One capture run against Oracle: a snapshot at an SCN, then the LogMiner mining loop.
+
+Everything goes through the gateway (`cdc_sources.oracle.gateway`):
+
+- start-up: the session's NLS and time-zone settings, then the captured tables from the
+  dictionary (``ALL_TABLES`` through the include/exclude lists, ``ALL_TAB_COLUMNS``, primary keys);
+- snapshot (``snapshot.mode`` ``initial``, ``initial_only``): the current SCN S and the
+  transactions in flight (``V$TRANSACTION``), then each table ``AS OF SCN`` S as ``r`` records;
+  streaming resumes from the oldest in-flight transaction's start (or S). A transaction
+  committed at or below S is in the snapshot and is not emitted again; one committed above it
+  is emitted whole, its changes before S included;
+- streaming: windows ``(low, current SCN]``, each in its own LogMiner session (the redo logs
+  holding ``low`` added, ``START_LOGMNR``, the mining query, ``END_LOGMNR``); rows go through the
+  transaction buffer; each committed transaction becomes its records and a checkpoint whose
+  offset is Debezium's: ``scn`` where mining restarts (before the oldest open transaction) and
+  ``commit_scn`` with the transaction recorded, so a restart skips what was emitted.
+
+Records are ordered by (commit SCN, the commit's rank among commits at that SCN, the record's
+index in its transaction): the same on every replay, since a restart re-reads every row of an
+SCN it resumes in.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
+from typing import Any
+
+import orjson
+
+from cdc_sources.common.envelope import dumps, envelope
+from cdc_sources.oracle import gateway as gw
+from cdc_sources.oracle.config import OracleSourceConfig
+from cdc_sources.oracle.converters import OracleValueError
+from cdc_sources.oracle.envelope import EventKind, EventMaker, OracleRecord, OracleSchemaChangeError, OracleTable
+from cdc_sources.oracle.mining_query import mining_query
+from cdc_sources.oracle.offset import OracleOffset
+from cdc_sources.oracle.redo import RedoParseError
+from cdc_sources.oracle.snapshot_values import redo_value
+from cdc_sources.oracle.source import OracleSourceInfo
+from cdc_sources.oracle.tables import table_of
+from cdc_sources.oracle.transactions import CommittedTransaction, LogMinerRow, LogMinerRowError, TransactionBuffer
+from cdc_sources.spi import (
+    ChangeRecord,
+    Checkpoint,
+    SchemaVersion,
+    SnapshotPlan,
+    SnapshotProgress,
+    SourceError,
+    SourceOffset,
+    StreamItem,
+)
+from cdc_sources.spi.errors import Fatal
+
+_BAD_INPUT = (LogMinerRowError, RedoParseError, OracleValueError, OracleSchemaChangeError)
+
+__all__ = ["OracleCaptureSession", "OracleStreamError"]
+
+
+class OracleStreamError(SourceError, Fatal):
+    """A LogMiner row or snapshot value the connector cannot turn into events (names where)."""
+
+log = logging.getLogger(__name__)
+
+
+class OracleCaptureSession:
+    """A capture run (implements `cdc_sources.spi.CaptureSession`)."""
+
+    def __init__(self, config: OracleSourceConfig, connection: gw.Connection,
+                 stored_offset: Mapping[str, Any] | None) -> None:
+        self.config = config
+        self.gateway = gw.OracleGateway(connection, fetch_size=config.fetch_size)
+        self.offset = OracleOffset.from_dict(stored_offset) if stored_offset else None
+        self.gateway.run(gw.CATALOGUE[gw.StatementKind.NLS_SESSION])
+        self.gateway.run(gw.CATALOGUE[gw.StatementKind.UTC_SESSION])
+        self.tables = self._captured_tables()
+        db = str(config.options.values.get("database.pdb.name") or config.connection.service)
+        self.maker = EventMaker(OracleSourceInfo(config.name, db), {(t.schema, t.name): t for t in self.tables},
+                                config.envelope, captures=config.tables.includes_table)
+        self.query = mining_query(config.mining)
+        select = self.query[len("SELECT "):self.query.index(" FROM V$LOGMNR_CONTENTS")]
+        self._columns = tuple(c.strip() for c in select.split(","))
+        self._announced: set[str] = set()
+
+    def _captured_tables(self) -> list[OracleTable]:
+        out = []
+        for owner, name in self.gateway.columns(gw.CAPTURABLE_TABLES)[1]:
+            if not self.config.tables.includes_table(owner, name):
+                continue
+            columns = self.gateway.columns(gw.TABLE_COLUMNS, (owner, name))[1]
+            key = [k for (k,) in self.gateway.columns(gw.PRIMARY_KEY, (owner, name))[1]]
+            out.append(table_of(owner, name, columns, key))
+        return out
+
+    # -- the plan ----------------------------------------------------------------------------
+
+    def plan(self) -> SnapshotPlan:
+        mode = self.config.snapshot_mode
+        stream = mode != "initial_only"
+        if self.offset is None or self.offset.scn is None:
+            if mode == "no_data":
+                return SnapshotPlan(False, True, "no stored offset, snapshot.mode=no_data: streaming from the "
+                                                 "current SCN")
+            return SnapshotPlan(True, stream, f"no stored offset: snapshot of {len(self.tables)} table(s)")
+        if self.offset.snapshot is not None and not self.offset.snapshot_completed:
+            return SnapshotPlan(True, stream, "the last snapshot did not finish: snapshot again")
+        return SnapshotPlan(False, stream, f"resuming from SCN {self.offset.scn}")
+
+    # -- the snapshot ------------------------------------------------------------------------
+
+    def _scn(self) -> int:
+        ((scn,),) = self.gateway.columns(gw.CURRENT_SCN)[1]
+        return int(scn)
+
+    def snapshot(self) -> Iterator[StreamItem]:
+        scn = self._scn()
+        pending = {str(x): int(s) for x, s in self.gateway.columns(gw.OPEN_TRANSACTIONS)[1]}
+        start = min([*pending.values(), scn + 1]) - 1
+        running = OracleOffset(scn=start, snapshot="INITIAL", snapshot_scn=scn)
+        position = dumps(running.to_dict())
+        ts_ms = time.time_ns() // 1_000_000
+        for index, table in enumerate(self.tables):
+            version = self.maker.schema_version(table)
+            self._announced.add(version.topic)
+            yield version
+            names = [c.name for c in table.columns]
+            rows = self.gateway.rows(gw.snapshot_select(table.schema, table.name, names, scn))
+            count = 0
+            batch: list[ChangeRecord] = []
+            current = next(rows, None)
+            while current is not None:
+                following = next(rows, None)
+                last_table, last = following is None, following is None and index == len(self.tables) - 1
+                marker = ("last" if last else "first" if index == 0 and count == 0
+                          else "first_in_data_collection" if count == 0
+                          else "last_in_data_collection" if last_table else "true")
+                try:
+                    values = tuple(redo_value(c, v) for c, v in zip(table.columns, current, strict=True))
+                    rec = self.maker.read_record(table, values, snapshot_scn=scn, ts_ms=ts_ms, marker=marker)
+                except _BAD_INPUT as exc:
+                    raise OracleStreamError(f"source {self.config.name}: snapshot of {table.schema}.{table.name}: "
+                                            f"{exc}") from None
+                batch.append(self._record(rec, version, position, (0, index, count)))
+                count += 1
+                if len(batch) >= 1000:
+                    yield batch
+                    batch = []
+                    yield SnapshotProgress(f"{table.schema}.{table.name}", count, index, len(self.tables))
+                current = following
+            if batch:
+                yield batch
+            yield SnapshotProgress(f"{table.schema}.{table.name}", count, index + 1, len(self.tables), table_done=True)
+        self.offset = OracleOffset(scn=start, snapshot_scn=scn)
+        yield Checkpoint(self.offset)
+
+    # -- streaming ---------------------------------------------------------------------------
+
+    def stream(self, *, until_idle: bool) -> Iterator[StreamItem]:
+        offset = self.offset if self.offset is not None and self.offset.scn is not None \
+            else OracleOffset(scn=self._scn())
+        offset = replace(offset, snapshot=None, snapshot_completed=False, snapshot_pending_tx={})
+        self.offset = offset
+        assert offset.scn is not None
+        low = offset.scn
+        opts = self.config.mining
+        buffer = TransactionBuffer(username_include=opts.username_include, username_exclude=opts.username_exclude)
+        ranks: dict[int, int] = {}
+        while True:
+            high = self._scn()
+            if high <= low:
+                yield Checkpoint(offset, idle=True)
+                if until_idle:
+                    return
+                time.sleep(self.config.poll_interval_s)
+                continue
+            logs = self.gateway.columns(gw.minable_logs(low))[1]
+            if not logs:
+                raise SourceError(f"SCN {low} is no longer in the redo or archive logs: the offset cannot be "
+                                  "resumed; take a new snapshot")
+            for i, entry in enumerate(logs):
+                self.gateway.call(gw.add_logfile(str(entry[0]), i == 0))
+            self.gateway.call(gw.start_logmnr(low, high))
+            try:
+                for values in self.gateway.rows(gw.mining(self.query), (low, high)):
+                    try:
+                        committed = buffer.feed(self._row(values))
+                    except _BAD_INPUT as exc:
+                        raise OracleStreamError(f"source {self.config.name}: {exc}") from None
+                    for tx in committed:
+                        rank = ranks[tx.commit_scn] = ranks.get(tx.commit_scn, -1) + 1
+                        emit = not self._already_emitted(offset, tx)
+                        if emit:  # a skipped one is not recorded: the commit SCN never moves back
+                            offset = offset.with_commit(tx.thread, tx.commit_scn, tx.xid)
+                        offset = replace(offset, scn=_restart(buffer, tx.commit_scn))
+                        if emit:
+                            records = self._transaction(tx, offset, rank)
+                            if records:
+                                yield records
+                        self.offset = offset
+                        yield Checkpoint(offset)
+            finally:
+                self.gateway.call(gw.end_logmnr())
+            low = high
+            offset = replace(offset, scn=_restart(buffer, high + 1))
+            self.offset = offset
+            yield Checkpoint(offset)
+
+    def _already_emitted(self, offset: OracleOffset, tx: CommittedTransaction) -> bool:
+        if offset.snapshot_scn is not None and tx.commit_scn <= offset.snapshot_scn:
+            return True  # committed before the snapshot: its changes are in it
+        return offset.handled(tx.thread, tx.commit_scn, tx.xid)
+
+    def _transaction(self, tx: CommittedTransaction, offset: OracleOffset, rank: int) -> list[ChangeRecord]:
+        position = dumps({**offset.to_dict(), "txId": tx.xid})
+        out: list[ChangeRecord] = []
+        try:
+            made = self.maker.transaction(tx)
+        except _BAD_INPUT as exc:
+            raise OracleStreamError(f"source {self.config.name}: transaction {tx.xid} committed at SCN "
+                                    f"{tx.commit_scn}: {exc}") from None
+        for i, rec in enumerate(made):
+            version = self.maker.schema_version(rec.table)
+            out.append(self._record(rec, version, position, (tx.commit_scn, rank, i)))
+        return out
+
+    def _record(self, rec: OracleRecord, version: SchemaVersion, position: str,
+                order_key: tuple[int, ...]) -> ChangeRecord:
+        key = None if rec.key is None else dumps(rec.key)
+        headers = dict(rec.headers) if rec.headers else None
+        if rec.kind is EventKind.TOMBSTONE or rec.value is None:
+            return ChangeRecord(version.topic, key, None, None, position, order_key, version.schema_id, headers)
+        v = rec.value
+        value = envelope(v["before"], v["after"], v["source"], v["op"], v["transaction"])
+        return ChangeRecord(version.topic, key, value, v["op"], position, order_key, version.schema_id, headers)
+
+    def _row(self, values: tuple[Any, ...]) -> LogMinerRow:
+        r = dict(zip(self._columns, values, strict=True))
+        return LogMinerRow(
+            scn=int(r["SCN"]), operation_code=int(r["OPERATION_CODE"]), xid=_xid(r["XID"]), sql_redo=r["SQL_REDO"],
+            timestamp=r["TIMESTAMP"], csf=bool(r["CSF"]), table_name=r["TABLE_NAME"], seg_owner=r["SEG_OWNER"],
+            operation=str(r["OPERATION"] or ""), username=r.get("USERNAME"), row_id=r["ROW_ID"],
+            rollback=bool(r["ROLLBACK"]), rs_id=r.get("RS_ID"), status=int(r["STATUS"] or 0), info=r["INFO"],
+            ssn=int(r["SSN"] or 0), thread=int(r["THREAD#"] or 1))
+
+    # -- the rest of the SPI -----------------------------------------------------------------
+
+    def acknowledge(self, offset: SourceOffset) -> None:
+        """Oracle keeps its redo by its own retention: nothing to acknowledge."""
+
+    def offset_of(self, position: str) -> OracleOffset:
+        data = orjson.loads(position)
+        if not isinstance(data, dict) or "scn" not in data:
+            raise ValueError(f"not an Oracle position: {position[:200]!r}")
+        return OracleOffset.from_dict(data)
+
+    def close(self) -> None:
+        self.gateway.close()
+
+
+def _xid(value: Any) -> str:
+    """LogMiner's ``XID`` (``RAW(8)``: bytes from the driver) as 16 lower-case hex digits."""
+    return value.hex() if isinstance(value, bytes) else str(value).lower()
+
+
+def _restart(buffer: TransactionBuffer, bound: int) -> int:
+    """The SCN mining restarts after: before the oldest open transaction, else before ``bound``."""
+    return min([*buffer.open_transactions.values(), bound]) - 1
+
+
