@@ -75,6 +75,9 @@ def declared_options(connector: str) -> OptionSet | None:
     if connector == "sqlserver":
         from cdc_sources.sqlserver.options import SQLSERVER_OPTIONS
         return SQLSERVER_OPTIONS
+    if connector == "oracle":
+        from cdc_sources.oracle.options import ORACLE_OPTIONS
+        return ORACLE_OPTIONS
     return None
 
 
