@@ -21,7 +21,8 @@ watermark, under the same order keys, which bronze drops if it has them already.
 
 Connector-neutral: what touches the database (watermark inserts, chunk queries, rendering
 the rows as events) is a `ChunkSource` (PostgreSQL: `cdc_sources.postgres.incremental`).
-Checkpoint offsets must carry ``lsn_commit`` for the silver boundary (`POSITION_START`).
+Checkpoint offsets must have a `commit_mark` (PostgreSQL's ``lsn_commit``, a binlog ``file`` and
+``pos``) for the silver boundary (`POSITION_START`).
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ from cdc_sources.spi import (
     OffsetWithExtras,
     SourceOffset,
     StreamItem,
+    commit_mark,
     connector_offset,
 )
 
@@ -223,10 +225,10 @@ class IncrementalSnapshotter:
 
     def _with_state(self, cp: Checkpoint) -> Checkpoint:
         base = connector_offset(cp.offset)
-        stored = base.to_dict()
-        if self._await_start and self.state is not None and stored.get("lsn_commit") is not None:
-            # the checkpoint right after the table's first open watermark: its commit LSN
-            self.state = replace(self.state, table_start=int(stored["lsn_commit"]))
+        mark = commit_mark(base.to_dict()) if self._await_start else None
+        if mark is not None and self.state is not None:
+            # the checkpoint right after the table's first open watermark: its commit mark
+            self.state = replace(self.state, table_start=mark)
             self._await_start = False
         offset: SourceOffset = base
         if self.state is not None:
@@ -316,8 +318,9 @@ class IncrementalSnapshotter:
         if isinstance(a, Watermark):
             self._watermark(a, order_key, position)
         elif isinstance(a, ExecuteSnapshot):
-            # the id names this signal row (replayed after a restart, it yields the same chunk ids)
-            origin = str(order_key[0]) if order_key else str(uuid.uuid4())
+            # the id names this signal row (replayed after a restart, it yields the same chunk ids);
+            # the whole order key: a binlog order key starts with the file number, shared by many rows
+            origin = ".".join(map(str, order_key)) if order_key else str(uuid.uuid4())
             self._execute(signal.id, f"{signal.id}@{origin}", a)
         elif isinstance(a, StopSnapshot):
             self._stop(a)
