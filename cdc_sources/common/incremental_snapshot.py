@@ -14,10 +14,13 @@ signals from the signal table's inserts (``source`` channel, in stream order) an
 3. when it reaches the close watermark the remaining rows are emitted there as ``op = r``
    events with ``source.snapshot = "incremental"``, and the next chunk is read.
 
-Exactly-once: the emitted rows take the order keys following the close watermark's
-(``(*close, i)``), and the snapshot's progress rides in every checkpoint's offset
-(`IncrementalState`). A restart re-reads the pending chunk and emits it at the same close
-watermark, under the same order keys, which bronze drops if it has them already.
+Exactly-once: the emitted rows take order keys following the close watermark's
+(``(*close, h)``, `emission_order`: ``h`` a hash of the row's key, so rows are emitted in hash
+order within a chunk, chunks in key order), and the snapshot's progress rides in every
+checkpoint's offset (`IncrementalState`). A restart re-reads the pending chunk over the same key
+range and emits it at the same close watermark; each key takes the same order key as before,
+whatever rows were inserted or deleted in the range meanwhile, so bronze drops exactly the rows
+it has already (a row's rank in the chunk would shift, and rows would be written twice or lost).
 
 Connector-neutral: what touches the database (watermark inserts, chunk queries, rendering
 the rows as events) is a `ChunkSource` (PostgreSQL: `cdc_sources.postgres.incremental`).
@@ -27,11 +30,12 @@ Checkpoint offsets must have a `commit_mark` (PostgreSQL's ``lsn_commit``, a bin
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
@@ -74,7 +78,7 @@ from cdc_sources.spi import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Chunk", "ChunkSource", "IncrementalSnapshotter", "read_signal_file"]
+__all__ = ["Chunk", "ChunkSource", "IncrementalSnapshotter", "emission_order", "read_signal_file"]
 
 Key = tuple[str | None, ...]
 
@@ -122,8 +126,9 @@ class ChunkSource(Protocol):
 
     def read_events(self, c: SnapshotCollection, chunk: Chunk, order_key: tuple[int, ...],
                     position: str) -> list[StreamItem]:
-        """The chunk's remaining rows as ``r`` events (``source.snapshot = "incremental"``), order keys
-        ``(*order_key, 1..)``, ``position`` their position text; a `SchemaVersion` first if needed."""
+        """The chunk's remaining rows as ``r`` events (``source.snapshot = "incremental"``) in
+        `emission_order`, order keys ``(*order_key, h)``, ``position`` their position text; a
+        `SchemaVersion` first if needed."""
         ...
 
 
@@ -146,6 +151,20 @@ class _Window:
     @property
     def last_key(self) -> Key | None:
         return self.chunk.last_key
+
+
+def emission_order(rows: Mapping[str | None, str]) -> list[tuple[int, str | None, str]]:
+    """A chunk's rows as ``(h, key, after)`` in emission order: ``h``, the last element of the row's
+    order key, is a 63-bit hash of its key text, the same whenever the key is read again;
+    ascending (a collision takes the next free number)."""
+    ranked = sorted((int.from_bytes(hashlib.blake2b((key or after).encode(), digest_size=8).digest()) >> 1,
+                     key or "", key, after) for key, after in rows.items())
+    out: list[tuple[int, str | None, str]] = []
+    last = -1
+    for digest, _, key, after in ranked:
+        last = max(digest, last + 1)
+        out.append((last, key, after))
+    return out
 
 
 def read_signal_file(path: str) -> list[tuple[int, str]]:

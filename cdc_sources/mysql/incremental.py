@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from cdc_sources.common.envelope import dumps, envelope_text
-from cdc_sources.common.incremental_snapshot import Chunk, Key
+from cdc_sources.common.incremental_snapshot import Chunk, Key, emission_order
 from cdc_sources.common.incremental_state import SnapshotCollection
 from cdc_sources.mysql.codec import TableCodec
 from cdc_sources.mysql.envelope import SourceInfo
@@ -167,8 +167,8 @@ class MySqlChunkSource:
             server_id=int(where.get("server_id") or 0), gtid=None, file=str(where.get("file") or ""),
             pos=int(where.get("pos") or 0), row=0))
         out.append([ChangeRecord(codec.topic, key, envelope_text("null", after, source, "r", "null"), "r", position,
-                                 (*order_key, i), codec.schema_id, self.headers)
-                    for i, (key, after) in enumerate(chunk.rows.items(), 1)])
+                                 (*order_key, h), codec.schema_id, self.headers)
+                    for h, key, after in emission_order(chunk.rows)])
         return out
 
     def insert_watermark(self, window_id: str, *, opens: bool, data: str | None = None) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from cdc_sources.common.envelope import envelope_text
-from cdc_sources.common.incremental_snapshot import Chunk, Key
+from cdc_sources.common.incremental_snapshot import Chunk, Key, emission_order
 from cdc_sources.common.incremental_state import SnapshotCollection
 from cdc_sources.postgres.catalog import TableInfo
 from cdc_sources.postgres.envelope import SourceInfo, sequence
@@ -122,8 +122,8 @@ class PostgresChunkSource:
                                                 snapshot="incremental", tx_id=None, lsn=lsn,
                                                 sequence=sequence(commit, lsn))).decode()
         out.append([ChangeRecord(codec.topic, key, envelope_text("null", after, source, "r", "null"), "r", position,
-                                 (*order_key, i), codec.schema_id, self.headers)
-                    for i, (key, after) in enumerate(chunk.rows.items(), 1)])
+                                 (*order_key, h), codec.schema_id, self.headers)
+                    for h, key, after in emission_order(chunk.rows)])
         return out
 
     def insert_watermark(self, window_id: str, *, opens: bool, data: str | None = None) -> None:
