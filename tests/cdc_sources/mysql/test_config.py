@@ -359,3 +359,12 @@ def test_every_problem_at_once() -> None:
         require_config(config, problems)
     assert "sources[2].options.snapshot.mode" in str(err.value)
     assert require_config(ok(), []).name == "shop"
+
+
+def test_signal_channel_and_watermarking_problems_are_reported_with_paths() -> None:
+    found = problems_of({"signal.enabled.channels": "source,kafka",
+                         "incremental.snapshot.watermarking.strategy": "insert_delete"})
+    assert "unsupported channel 'kafka'" in found["sources[0].options.signal.enabled.channels"]
+    assert "insert_delete is not supported" in found["sources[0].options.incremental.snapshot.watermarking.strategy"]
+    assert ok({"signal.enabled.channels": "source,file", "signal.file": "/tmp/s.jsonl"}).opt("signal.file") == \
+        "/tmp/s.jsonl"
