@@ -191,13 +191,15 @@ class IncrementalSnapshotter:
         signals: the signal settings.
         tables: the captured tables, ``(schema, table)`` (signals may name only these).
         prefix: ``topic.prefix``.
+        delimiter: ``topic.delimiter`` (between the prefix and the name parts in topics).
         chunk_size: ``incremental.snapshot.chunk.size``.
         state: the progress stored in the offset, if a snapshot was running.
         read_only: ``read.only``: nothing may be written to the source, so no snapshot is started.
     """
 
     def __init__(self, *, source: ChunkSource, signals: SignalSettings, tables: Sequence[tuple[str, str]],
-                 prefix: str, chunk_size: int, state: IncrementalState | None, read_only: bool = False) -> None:
+                 prefix: str, chunk_size: int, state: IncrementalState | None, read_only: bool = False,
+                 delimiter: str = ".") -> None:
         self.source = source
         self.signals = signals
         self.tables = list(tables)
@@ -210,7 +212,8 @@ class IncrementalSnapshotter:
         self._await_start = False
         self._chunks = self._rows = 0  # of the current table, in this run (progress lines)
         tbl = signals.table
-        self.signal_topic = f"{prefix}.{tbl.parts[0]}.{tbl.parts[1]}" if tbl is not None and len(tbl.parts) == 2 \
+        d = delimiter
+        self.signal_topic = f"{prefix}{d}{tbl.parts[0]}{d}{tbl.parts[1]}" if tbl is not None and len(tbl.parts) == 2 \
             else None
 
     # -- the stream ---------------------------------------------------------------------------

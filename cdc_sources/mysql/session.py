@@ -287,7 +287,7 @@ class MySqlCaptureSession:
                 chunk_size=int(self.config.opt("incremental.snapshot.chunk.size")),
                 # a snapshot taken by this run read every table anew: an older incremental one is moot
                 state=self.incremental_state if self._snapshot_point is None else None,
-                read_only=bool(self.config.opt("read.only")))
+                read_only=bool(self.config.opt("read.only")), delimiter=self.config.opt("topic.delimiter"))
         return self.incremental
 
     def _current_table(self, table: TableId) -> TableDef | None:

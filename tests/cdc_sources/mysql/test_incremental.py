@@ -141,3 +141,11 @@ def test_pause_resume_stop_and_the_file_channel(mariadb_db, tmp_path):
     run_capture(cfg, until_idle=True)
     assert len(_ids(root, mariadb_db)) == 230  # stopped before its first chunk closed: nothing more
     assert "incremental_snapshot_collections" not in last_offset(root)
+
+
+def test_signals_are_found_under_another_topic_delimiter(mariadb_db, tmp_path):
+    root, name = str(tmp_path / "lake"), mariadb_db["database"]
+    cfg = _started(mariadb_db, root, 30, **{"topic.delimiter": "_"})
+    signal(mariadb_db, "d-1", "execute-snapshot", {"data-collections": [f"{name}.items"]})
+    run_capture(cfg, until_idle=True)
+    assert sorted(r["v"]["after"]["id"] for r in incremental_rows(root, f"my_{name}_items")) == list(range(1, 31))
