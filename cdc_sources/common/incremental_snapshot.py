@@ -35,7 +35,7 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
@@ -189,7 +189,8 @@ class IncrementalSnapshotter:
     Args:
         source: the connector's database side.
         signals: the signal settings.
-        tables: the captured tables, ``(schema, table)`` (signals may name only these).
+        tables: the captured tables, ``(schema, table)`` (signals may name only these), or a function
+            returning them as they stand (tables created while capture runs).
         prefix: ``topic.prefix``.
         delimiter: ``topic.delimiter`` (between the prefix and the name parts in topics).
         chunk_size: ``incremental.snapshot.chunk.size``.
@@ -197,12 +198,13 @@ class IncrementalSnapshotter:
         read_only: ``read.only``: nothing may be written to the source, so no snapshot is started.
     """
 
-    def __init__(self, *, source: ChunkSource, signals: SignalSettings, tables: Sequence[tuple[str, str]],
+    def __init__(self, *, source: ChunkSource, signals: SignalSettings,
+                 tables: Sequence[tuple[str, str]] | Callable[[], Sequence[tuple[str, str]]],
                  prefix: str, chunk_size: int, state: IncrementalState | None, read_only: bool = False,
                  delimiter: str = ".") -> None:
         self.source = source
         self.signals = signals
-        self.tables = list(tables)
+        self._tables = tables
         self.chunk_size = chunk_size
         self.state = state
         self.read_only = read_only
@@ -215,6 +217,11 @@ class IncrementalSnapshotter:
         d = delimiter
         self.signal_topic = f"{prefix}{d}{tbl.parts[0]}{d}{tbl.parts[1]}" if tbl is not None and len(tbl.parts) == 2 \
             else None
+
+    @property
+    def tables(self) -> list[tuple[str, str]]:
+        """The captured tables now."""
+        return list(self._tables() if callable(self._tables) else self._tables)
 
     # -- the stream ---------------------------------------------------------------------------
 

@@ -280,15 +280,18 @@ class MySqlCaptureSession:
                 codec_for=self._snapshot_codec, source=self.source,
                 signal_table=(table.parts[0], table.parts[1]) if table is not None and len(table.parts) == 2 else None,
                 headers=self.headers)
-            captured = [(t.database, t.table) for t in self.model.table_ids()
-                        if self.policy.captures(t.database, t.table)]
             self.incremental = IncrementalSnapshotter(
-                source=source, signals=self.signals, tables=captured, prefix=self.config.name,
+                source=source, signals=self.signals, tables=self._captured_tables, prefix=self.config.name,
                 chunk_size=int(self.config.opt("incremental.snapshot.chunk.size")),
                 # a snapshot taken by this run read every table anew: an older incremental one is moot
                 state=self.incremental_state if self._snapshot_point is None else None,
                 read_only=bool(self.config.opt("read.only")), delimiter=self.config.opt("topic.delimiter"))
         return self.incremental
+
+    def _captured_tables(self) -> list[tuple[str, str]]:
+        """The captured tables the schema model knows at the stream's position (tables created while
+        capture runs included)."""
+        return [(t.database, t.table) for t in self.model.table_ids() if self.policy.captures(t.database, t.table)]
 
     def _current_table(self, table: TableId) -> TableDef | None:
         """A table's structure at the stream's position (the model is replaced by a snapshot)."""

@@ -149,3 +149,14 @@ def test_signals_are_found_under_another_topic_delimiter(mariadb_db, tmp_path):
     signal(mariadb_db, "d-1", "execute-snapshot", {"data-collections": [f"{name}.items"]})
     run_capture(cfg, until_idle=True)
     assert sorted(r["v"]["after"]["id"] for r in incremental_rows(root, f"my_{name}_items")) == list(range(1, 31))
+
+
+def test_a_table_created_while_capture_streams_can_be_snapshotted_in_the_same_run(mariadb_db, tmp_path):
+    root, name = str(tmp_path / "lake"), mariadb_db["database"]
+    cfg = _started(mariadb_db, root, 10)
+    execute(mariadb_db, "CREATE TABLE fresh (id INT PRIMARY KEY, v INT)",
+            "INSERT INTO fresh SELECT seq, seq FROM seq_1_to_25")
+    signal(mariadb_db, "n-1", "execute-snapshot", {"data-collections": [f"{name}.fresh"]})
+    run_capture(cfg, until_idle=True)  # one run: streams the CREATE TABLE, then the signal naming it
+    assert sorted(r["v"]["after"]["id"] for r in incremental_rows(root, topic(mariadb_db, "fresh"))) == \
+        list(range(1, 26))
