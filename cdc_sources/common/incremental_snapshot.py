@@ -78,7 +78,21 @@ from cdc_sources.spi import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Chunk", "ChunkSource", "IncrementalSnapshotter", "emission_order", "read_signal_file"]
+__all__ = ["Chunk", "ChunkSource", "IncrementalSnapshotter", "emission_order", "event_key", "keyless_id",
+           "read_signal_file"]
+
+_KEYLESS = "\0"
+
+
+def keyless_id(chunk_key: Sequence[str | None]) -> str:
+    """The `Chunk.rows` entry of a row without a message key (a keyless table chunked by its
+    ``surrogate-key``): its chunking key's values, marked so no event key can equal it."""
+    return _KEYLESS + orjson.dumps(list(chunk_key)).decode()
+
+
+def event_key(entry: str | None) -> str | None:
+    """The key of the event emitted for a `Chunk.rows` entry (None for `keyless_id` entries)."""
+    return None if entry is None or entry.startswith(_KEYLESS) else entry
 
 Key = tuple[str | None, ...]
 
@@ -89,7 +103,8 @@ class Chunk:
 
     Attributes:
         topic: the table's topic.
-        rows: key JSON text -> the row's ``after`` JSON text (streamed events of a key drop it).
+        rows: key JSON text -> the row's ``after`` JSON text (streamed events of a key drop it); a
+            row of a table without a key is under `keyless_id` of its chunking key instead.
         last_key: the chunking key of the last row read (text values).
         more: whether rows are left after this chunk.
     """

@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from cdc_sources.common.envelope import dumps, envelope_text
-from cdc_sources.common.incremental_snapshot import Chunk, Key, emission_order
+from cdc_sources.common.incremental_snapshot import Chunk, Key, emission_order, event_key, keyless_id
 from cdc_sources.common.incremental_state import SnapshotCollection
 from cdc_sources.mysql.codec import TableCodec
 from cdc_sources.mysql.envelope import SourceInfo
@@ -148,7 +148,7 @@ class MySqlChunkSource:
         out: dict[str | None, str] = {}
         for row in rows:
             k = codec.key_tuple(row)
-            out[None if k is None else dumps(k)] = dumps(codec.row_tuple(row))
+            out[keyless_id([_text(v) for v in row[width:]]) if k is None else dumps(k)] = dumps(codec.row_tuple(row))
         last = tuple(_text(v) for v in rows[-1][width:]) if rows else None
         return Chunk(codec.topic, out, last, more)
 
@@ -166,8 +166,8 @@ class MySqlChunkSource:
             db=c.schema, table=c.table, ts_ms=time.time_ns() // 1_000_000, snapshot="incremental",
             server_id=int(where.get("server_id") or 0), gtid=None, file=str(where.get("file") or ""),
             pos=int(where.get("pos") or 0), row=0))
-        out.append([ChangeRecord(codec.topic, key, envelope_text("null", after, source, "r", "null"), "r", position,
-                                 (*order_key, h), codec.schema_id, self.headers)
+        out.append([ChangeRecord(codec.topic, event_key(key), envelope_text("null", after, source, "r", "null"), "r",
+                                 position, (*order_key, h), codec.schema_id, self.headers)
                     for h, key, after in emission_order(chunk.rows)])
         return out
 

@@ -160,3 +160,14 @@ def test_a_table_created_while_capture_streams_can_be_snapshotted_in_the_same_ru
     run_capture(cfg, until_idle=True)  # one run: streams the CREATE TABLE, then the signal naming it
     assert sorted(r["v"]["after"]["id"] for r in incremental_rows(root, topic(mariadb_db, "fresh"))) == \
         list(range(1, 26))
+
+
+def test_a_keyless_table_chunked_by_its_surrogate_key_emits_every_row(mariadb_db, tmp_path):
+    root, name = str(tmp_path / "lake"), mariadb_db["database"]
+    cfg = _started(mariadb_db, root, 10, **{"incremental.snapshot.chunk.size": "8"})
+    execute(mariadb_db, "CREATE TABLE nokey (n INT NOT NULL, v VARCHAR(10))",
+            "INSERT INTO nokey SELECT seq, CONCAT('v', seq) FROM seq_1_to_30")
+    signal(mariadb_db, "s-1", "execute-snapshot", {"data-collections": [f"{name}.nokey"], "surrogate-key": "n"})
+    run_capture(cfg, until_idle=True)
+    rows = incremental_rows(root, topic(mariadb_db, "nokey"))
+    assert sorted(r["v"]["after"]["n"] for r in rows) == list(range(1, 31)) and all(r["key"] is None for r in rows)

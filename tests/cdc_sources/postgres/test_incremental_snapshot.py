@@ -174,3 +174,17 @@ def test_a_truncate_inside_a_window_drops_the_buffered_chunk(pg_db, tmp_path):
     run_capture(cfg, until_idle=True)
     ops = [r["op"] for r in bronze(root)]
     assert ops == ["t"], ops  # nothing the chunk read survives the truncate
+
+
+def test_a_keyless_table_chunked_by_its_surrogate_key_emits_every_row(pg_db, tmp_path):
+    root = str(tmp_path / "lake")
+    with psycopg.connect(pg_db, autocommit=True) as conn:
+        conn.execute("CREATE TABLE nokey (n int NOT NULL, v text)")
+        conn.execute("ALTER TABLE nokey REPLICA IDENTITY FULL")
+        conn.execute("INSERT INTO nokey SELECT g, 'v' || g FROM generate_series(1, 30) g")
+    cfg = _started(pg_db, root, 10, **{"incremental.snapshot.chunk.size": "8"})
+    signal(pg_db, "s-1", "execute-snapshot", {"data-collections": ["public.nokey"], "surrogate-key": "n"})
+    run_capture(cfg, until_idle=True)
+    rows = [r for r in bronze(root, "pg.public.nokey") if r["op"] == "r"]
+    assert sorted(orjson.loads(r["value"])["after"]["n"] for r in rows) == list(range(1, 31))
+    assert all(r["key"] is None for r in rows)
