@@ -43,7 +43,8 @@ class MySqlChunkSource:
     """Implements `cdc_sources.common.incremental_snapshot.ChunkSource` for MySQL and MariaDB.
 
     Args:
-        conn: an autocommit pymysql connection with the snapshot's conversions.
+        connect: opens an autocommit pymysql connection with the snapshot's conversions (on first
+            use: a capture that never snapshots incrementally opens none).
         table_def: the structure of a table at the stream's position (None: unknown).
         codec_for: a snapshot codec of a table structure.
         source: the fixed parts of the ``source`` block.
@@ -51,10 +52,11 @@ class MySqlChunkSource:
         headers: the records' Debezium headers.
     """
 
-    def __init__(self, *, conn: Any, table_def: Callable[[TableId], TableDef | None],
+    def __init__(self, *, connect: Callable[[], Any], table_def: Callable[[TableId], TableDef | None],
                  codec_for: Callable[[TableDef], TableCodec], source: SourceInfo,
                  signal_table: tuple[str, str] | None, headers: dict[str, str] | None = None) -> None:
-        self.conn = conn
+        self._connect = connect
+        self._conn: Any = None
         self.table_def = table_def
         self.codec_for = codec_for
         self.source = source
@@ -63,6 +65,18 @@ class MySqlChunkSource:
         self._codecs: dict[TableId, tuple[TableDef, TableCodec]] = {}
         self._announced: set[str] = set()
         self._signal_id_column: str | None = None
+
+    @property
+    def conn(self) -> Any:
+        if self._conn is None:
+            self._conn = self._connect()
+        return self._conn
+
+    def close(self) -> None:
+        """Close the connection, if one was opened."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
     # -- helpers ----------------------------------------------------------------------------------
 

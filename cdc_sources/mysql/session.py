@@ -80,7 +80,7 @@ class MySqlCaptureSession:
         self.incremental_state = IncrementalState.from_offset(stored_offset)
         self.signals = signal_settings(config.options.values)
         self.incremental: IncrementalSnapshotter | None = None
-        self._chunk_conn: Any = None
+        self._chunks: MySqlChunkSource | None = None
         self.policy = config.policy
         self.settings = converter_settings(config)
         self.source = SourceInfo(config.connector_name, config.name, VERSION)
@@ -273,10 +273,8 @@ class MySqlCaptureSession:
         chunks are read on a connection of their own, with the snapshot's conversions."""
         if self.incremental is None:
             table = self.signals.table
-            if self._chunk_conn is None:
-                self._chunk_conn = connection.connect(self.config.connection, conversions=SNAPSHOT_CONVERSIONS)
-            source = MySqlChunkSource(
-                conn=self._chunk_conn, table_def=self._current_table,
+            source = self._chunks = MySqlChunkSource(
+                connect=self._chunk_connection, table_def=self._current_table,
                 codec_for=self._snapshot_codec, source=self.source,
                 signal_table=(table.parts[0], table.parts[1]) if table is not None and len(table.parts) == 2 else None,
                 headers=self.headers)
@@ -287,6 +285,9 @@ class MySqlCaptureSession:
                 state=self.incremental_state if self._snapshot_point is None else None,
                 read_only=bool(self.config.opt("read.only")), delimiter=self.config.opt("topic.delimiter"))
         return self.incremental
+
+    def _chunk_connection(self) -> Any:
+        return connection.connect(self.config.connection, conversions=SNAPSHOT_CONVERSIONS)
 
     def _captured_tables(self) -> list[tuple[str, str]]:
         """The captured tables the schema model knows at the stream's position (tables created while
@@ -355,8 +356,8 @@ class MySqlCaptureSession:
         return MySqlOffset.from_dict(orjson.loads(position))
 
     def close(self) -> None:
-        if self._chunk_conn is not None:
-            self._chunk_conn.close()
+        if self._chunks is not None:
+            self._chunks.close()
         self.conn.close()
 
 

@@ -21,6 +21,7 @@ from tests.support.capture_process import CaptureProcess, wait_until
 from tests.support.engines import SAIL_ONLY
 from tests.support.incremental_mysql import (
     Writer,
+    execute,
     fold,
     incremental_count,
     incremental_rows,
@@ -57,6 +58,9 @@ def test_sigkills_during_incremental_snapshot_chunks_lose_and_duplicate_nothing(
     config.write_text(text)
     cfg = parse_pipeline(text, env={})
     run_capture(cfg, until_idle=True)
+    # each chunk takes 30 ms at least, so the kills land mid-snapshot
+    execute(mariadb_db, "CREATE TRIGGER slow BEFORE INSERT ON dbz_signal FOR EACH ROW "
+                        "IF NEW.type = 'snapshot-window-open' THEN DO SLEEP(0.03); END IF")
     signal(mariadb_db, "k-1", "execute-snapshot", {"data-collections": [f"{mariadb_db['database']}.items"]})
     writer = Writer(mariadb_db, 11, top=600, ops=100_000, pause_s=0.02)
     writer.start()

@@ -95,6 +95,9 @@ def test_compound_key_filter_and_surrogate_key(mariadb_db, tmp_path):
 def test_restart_mid_snapshot_resumes_at_the_last_completed_chunk(mariadb_db, tmp_path):
     root = str(tmp_path / "lake")
     cfg = _started(mariadb_db, root, 400, **{"incremental.snapshot.chunk.size": "20"})
+    # each chunk takes 50 ms at least, so the stop below lands mid-snapshot
+    execute(mariadb_db, "CREATE TRIGGER slow BEFORE INSERT ON dbz_signal FOR EACH ROW "
+                        "IF NEW.type = 'snapshot-window-open' THEN DO SLEEP(0.05); END IF")
     signal(mariadb_db, "r-1", "execute-snapshot", {"data-collections": [f"{mariadb_db['database']}.items"]})
     stop = threading.Event()
 
