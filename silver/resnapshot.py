@@ -30,7 +30,8 @@ nothing about it, so its boundaries come from its rows instead (`find_incrementa
 each carries the snapshot's correlation id in its ``position``, and the rows of the table's
 last chunk a mark; L is the highest ``seq`` of its rows and S the lowest, or lower: the first
 change streamed after the watermark that opened the table's first chunk (its rows carry that
-commit LSN; the table's largest key is read after it, so a row with a larger key, which no
+watermark's commit mark, `cdc_sources.spi.commit_mark`: the commit LSN, or the binlog position;
+the table's largest key is read after it, so a row with a larger key, which no
 chunk reads, was streamed after it). Settled by the increment holding L. Those rows are left
 out of the initial-snapshot windows above. The same rule ``_cdc_seq < S`` holds: every change
 streamed while the chunks were read follows S in bronze. Limit: if every row of the last
@@ -51,6 +52,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as sf
 
 from bronze.schema import offsets_path, topic_path
+from cdc_sources.spi import BINLOG_FILE_FACTOR
 from cdc_sources.spi import POSITION_INCREMENTAL_ID as POSITION_ID
 from cdc_sources.spi import POSITION_INCREMENTAL_LAST as POSITION_LAST
 from cdc_sources.spi import POSITION_INCREMENTAL_START as POSITION_START
@@ -172,6 +174,16 @@ def find_resnapshot(spark: SparkSession, ref: BronzeRef, topic: str, increment: 
     return TableSnapshot(snap.first_seq, snap.last_seq, None if ts is None else int(ts))
 
 
+def _commit_mark() -> Column:
+    """`cdc_sources.spi.commit_mark` of the bronze ``position``: ``lsn_commit`` (PostgreSQL), else the
+    binlog ``file`` number and ``pos`` (MySQL, MariaDB)."""
+    pos = sf.col("position")
+    file_no = sf.regexp_extract(sf.get_json_object(pos, "$.file"), r"\.([0-9]+)$", 1)
+    binlog = (sf.when(file_no != "", file_no.cast("bigint") * sf.lit(BINLOG_FILE_FACTOR)
+                      + sf.get_json_object(pos, "$.pos").cast("bigint")))
+    return sf.coalesce(sf.get_json_object(pos, "$.lsn_commit").cast("bigint"), binlog)
+
+
 def _incremental_id() -> Column:
     return sf.get_json_object(sf.col("position"), f"$.{POSITION_ID}")
 
@@ -193,7 +205,7 @@ def find_incremental_snapshot(spark: SparkSession, ref: BronzeRef, topic: str, i
             continue
         lo = int(agg["lo"])
         if agg["start"] is not None:  # changes streamed after the first chunk's open watermark count as inside
-            commit = sf.get_json_object(sf.col("position"), "$.lsn_commit").cast("bigint")
+            commit = _commit_mark()
             first = bronze.where((sf.col("seq") < lo) & (commit >= int(agg["start"]))).agg(
                 sf.min("seq").alias("s")).collect()[0]["s"]
             lo = lo if first is None else min(lo, int(first))

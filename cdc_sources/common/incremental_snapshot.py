@@ -14,23 +14,28 @@ signals from the signal table's inserts (``source`` channel, in stream order) an
 3. when it reaches the close watermark the remaining rows are emitted there as ``op = r``
    events with ``source.snapshot = "incremental"``, and the next chunk is read.
 
-Exactly-once: the emitted rows take the order keys following the close watermark's
-(``(*close, i)``), and the snapshot's progress rides in every checkpoint's offset
-(`IncrementalState`). A restart re-reads the pending chunk and emits it at the same close
-watermark, under the same order keys, which bronze drops if it has them already.
+Exactly-once: the emitted rows take order keys following the close watermark's
+(``(*close, h)``, `emission_order`: ``h`` a hash of the row's key, so rows are emitted in hash
+order within a chunk, chunks in key order), and the snapshot's progress rides in every
+checkpoint's offset (`IncrementalState`). A restart re-reads the pending chunk over the same key
+range and emits it at the same close watermark; each key takes the same order key as before,
+whatever rows were inserted or deleted in the range meanwhile, so bronze drops exactly the rows
+it has already (a row's rank in the chunk would shift, and rows would be written twice or lost).
 
 Connector-neutral: what touches the database (watermark inserts, chunk queries, rendering
 the rows as events) is a `ChunkSource` (PostgreSQL: `cdc_sources.postgres.incremental`).
-Checkpoint offsets must carry ``lsn_commit`` for the silver boundary (`POSITION_START`).
+Checkpoint offsets must have a `commit_mark` (PostgreSQL's ``lsn_commit``, a binlog ``file`` and
+``pos``) for the silver boundary (`POSITION_START`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
@@ -67,12 +72,27 @@ from cdc_sources.spi import (
     OffsetWithExtras,
     SourceOffset,
     StreamItem,
+    commit_mark,
     connector_offset,
 )
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Chunk", "ChunkSource", "IncrementalSnapshotter", "read_signal_file"]
+__all__ = ["Chunk", "ChunkSource", "IncrementalSnapshotter", "emission_order", "event_key", "keyless_id",
+           "read_signal_file"]
+
+_KEYLESS = "\0"
+
+
+def keyless_id(chunk_key: Sequence[str | None]) -> str:
+    """The `Chunk.rows` entry of a row without a message key (a keyless table chunked by its
+    ``surrogate-key``): its chunking key's values, marked so no event key can equal it."""
+    return _KEYLESS + orjson.dumps(list(chunk_key)).decode()
+
+
+def event_key(entry: str | None) -> str | None:
+    """The key of the event emitted for a `Chunk.rows` entry (None for `keyless_id` entries)."""
+    return None if entry is None or entry.startswith(_KEYLESS) else entry
 
 Key = tuple[str | None, ...]
 
@@ -83,7 +103,8 @@ class Chunk:
 
     Attributes:
         topic: the table's topic.
-        rows: key JSON text -> the row's ``after`` JSON text (streamed events of a key drop it).
+        rows: key JSON text -> the row's ``after`` JSON text (streamed events of a key drop it); a
+            row of a table without a key is under `keyless_id` of its chunking key instead.
         last_key: the chunking key of the last row read (text values).
         more: whether rows are left after this chunk.
     """
@@ -120,8 +141,9 @@ class ChunkSource(Protocol):
 
     def read_events(self, c: SnapshotCollection, chunk: Chunk, order_key: tuple[int, ...],
                     position: str) -> list[StreamItem]:
-        """The chunk's remaining rows as ``r`` events (``source.snapshot = "incremental"``), order keys
-        ``(*order_key, 1..)``, ``position`` their position text; a `SchemaVersion` first if needed."""
+        """The chunk's remaining rows as ``r`` events (``source.snapshot = "incremental"``) in
+        `emission_order`, order keys ``(*order_key, h)``, ``position`` their position text; a
+        `SchemaVersion` first if needed."""
         ...
 
 
@@ -146,6 +168,20 @@ class _Window:
         return self.chunk.last_key
 
 
+def emission_order(rows: Mapping[str | None, str]) -> list[tuple[int, str | None, str]]:
+    """A chunk's rows as ``(h, key, after)`` in emission order: ``h``, the last element of the row's
+    order key, is a 63-bit hash of its key text, the same whenever the key is read again;
+    ascending (a collision takes the next free number)."""
+    ranked = sorted((int.from_bytes(hashlib.blake2b((key or after).encode(), digest_size=8).digest()) >> 1,
+                     key or "", key, after) for key, after in rows.items())
+    out: list[tuple[int, str | None, str]] = []
+    last = -1
+    for digest, _, key, after in ranked:
+        last = max(digest, last + 1)
+        out.append((last, key, after))
+    return out
+
+
 def read_signal_file(path: str) -> list[tuple[int, str]]:
     """Take the lines appended to the file channel so far: ``(line number, text)``.
 
@@ -168,18 +204,22 @@ class IncrementalSnapshotter:
     Args:
         source: the connector's database side.
         signals: the signal settings.
-        tables: the captured tables, ``(schema, table)`` (signals may name only these).
+        tables: the captured tables, ``(schema, table)`` (signals may name only these), or a function
+            returning them as they stand (tables created while capture runs).
         prefix: ``topic.prefix``.
+        delimiter: ``topic.delimiter`` (between the prefix and the name parts in topics).
         chunk_size: ``incremental.snapshot.chunk.size``.
         state: the progress stored in the offset, if a snapshot was running.
         read_only: ``read.only``: nothing may be written to the source, so no snapshot is started.
     """
 
-    def __init__(self, *, source: ChunkSource, signals: SignalSettings, tables: Sequence[tuple[str, str]],
-                 prefix: str, chunk_size: int, state: IncrementalState | None, read_only: bool = False) -> None:
+    def __init__(self, *, source: ChunkSource, signals: SignalSettings,
+                 tables: Sequence[tuple[str, str]] | Callable[[], Sequence[tuple[str, str]]],
+                 prefix: str, chunk_size: int, state: IncrementalState | None, read_only: bool = False,
+                 delimiter: str = ".") -> None:
         self.source = source
         self.signals = signals
-        self.tables = list(tables)
+        self._tables = tables
         self.chunk_size = chunk_size
         self.state = state
         self.read_only = read_only
@@ -189,8 +229,14 @@ class IncrementalSnapshotter:
         self._await_start = False
         self._chunks = self._rows = 0  # of the current table, in this run (progress lines)
         tbl = signals.table
-        self.signal_topic = f"{prefix}.{tbl.parts[0]}.{tbl.parts[1]}" if tbl is not None and len(tbl.parts) == 2 \
+        d = delimiter
+        self.signal_topic = f"{prefix}{d}{tbl.parts[0]}{d}{tbl.parts[1]}" if tbl is not None and len(tbl.parts) == 2 \
             else None
+
+    @property
+    def tables(self) -> list[tuple[str, str]]:
+        """The captured tables now."""
+        return list(self._tables() if callable(self._tables) else self._tables)
 
     # -- the stream ---------------------------------------------------------------------------
 
@@ -223,10 +269,10 @@ class IncrementalSnapshotter:
 
     def _with_state(self, cp: Checkpoint) -> Checkpoint:
         base = connector_offset(cp.offset)
-        stored = base.to_dict()
-        if self._await_start and self.state is not None and stored.get("lsn_commit") is not None:
-            # the checkpoint right after the table's first open watermark: its commit LSN
-            self.state = replace(self.state, table_start=int(stored["lsn_commit"]))
+        mark = commit_mark(base.to_dict()) if self._await_start else None
+        if mark is not None and self.state is not None:
+            # the checkpoint right after the table's first open watermark: its commit mark
+            self.state = replace(self.state, table_start=mark)
             self._await_start = False
         offset: SourceOffset = base
         if self.state is not None:
@@ -316,8 +362,9 @@ class IncrementalSnapshotter:
         if isinstance(a, Watermark):
             self._watermark(a, order_key, position)
         elif isinstance(a, ExecuteSnapshot):
-            # the id names this signal row (replayed after a restart, it yields the same chunk ids)
-            origin = str(order_key[0]) if order_key else str(uuid.uuid4())
+            # the id names this signal row (replayed after a restart, it yields the same chunk ids);
+            # the whole order key: a binlog order key starts with the file number, shared by many rows
+            origin = ".".join(map(str, order_key)) if order_key else str(uuid.uuid4())
             self._execute(signal.id, f"{signal.id}@{origin}", a)
         elif isinstance(a, StopSnapshot):
             self._stop(a)

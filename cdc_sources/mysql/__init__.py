@@ -46,3 +46,9 @@ class MySqlConnector:
     def decommission(self) -> list[str]:
         """Nothing to drop on the server; says so."""
         return operations.decommission(self.config)
+
+    def send_signal(self, signal_id: str, kind: str, data: str | None) -> str:
+        """See `cdc_sources.spi.operations.SignalSender`."""
+        from cdc_sources.mysql.signal_sender import send_signal
+
+        return send_signal(self.config, signal_id, kind, data)

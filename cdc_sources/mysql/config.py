@@ -21,6 +21,7 @@ from cdc_sources.common.options import (
     is_kafka_connect_option,
 )
 from cdc_sources.common.regex_list import regex_list_option
+from cdc_sources.common.signal_options import signal_problems
 from cdc_sources.mysql.options import (
     REMOVED_OPTIONS,
     SNAPSHOT_MODE_ALIASES,
@@ -218,6 +219,7 @@ def build_mysql_config(
     if signal is not None and len([p for p in signal.split(".") if p.strip()]) != 2:
         problems.append(ConfigProblem(f"{opath}.signal.data.collection",
                                       f"must be <database>.<table>, got {signal!r}"))
+    problems.extend(p for p in signal_problems(parsed.raw, opath) if not p.path.endswith(".signal.data.collection"))
     gtid_filter = _gtid_filter(parsed.raw, opath, problems)
     retry, retry_problems = RetryPolicy.from_options(opts.get, opath)
     problems.extend(retry_problems)

@@ -16,6 +16,9 @@ from typing import Any
 import orjson
 
 from cdc_sources.common.envelope import VERSION, dumps
+from cdc_sources.common.incremental_snapshot import IncrementalSnapshotter
+from cdc_sources.common.incremental_state import IncrementalState
+from cdc_sources.common.signal_options import signal_settings
 from cdc_sources.common.snapshot_plan import StoredState, plan_snapshot
 from cdc_sources.mysql import connection
 from cdc_sources.mysql.checks import CheckNeeds, check_flavor, run_startup_checks
@@ -27,6 +30,7 @@ from cdc_sources.mysql.ddl_events import DdlEvents, DdlSettings, replay_history
 from cdc_sources.mysql.envelope import SourceInfo
 from cdc_sources.mysql.errors import BinlogUnavailableError
 from cdc_sources.mysql.gtid import new_gtid_tracker
+from cdc_sources.mysql.incremental import MySqlChunkSource
 from cdc_sources.mysql.model import TableDef, TableId
 from cdc_sources.mysql.offset import MySqlOffset
 from cdc_sources.mysql.offset import binlog_file_number as file_number
@@ -73,6 +77,10 @@ class MySqlCaptureSession:
         self.config = config
         self.flavor = config.flavor
         self.stored = MySqlOffset.from_dict(stored_offset) if stored_offset else None
+        self.incremental_state = IncrementalState.from_offset(stored_offset)
+        self.signals = signal_settings(config.options.values)
+        self.incremental: IncrementalSnapshotter | None = None
+        self._chunks: MySqlChunkSource | None = None
         self.policy = config.policy
         self.settings = converter_settings(config)
         self.source = SourceInfo(config.connector_name, config.name, VERSION)
@@ -254,9 +262,46 @@ class MySqlCaptureSession:
             headers=self.headers, skip_unchanged=bool(o("skip.messages.without.change")),
             failure_mode=str(o("event.processing.failure.handling.mode")),
         )
+        incremental = self._incremental()
         reader = MySqlStreamReader(settings, self.source, self._open_binlog, self._codec_for, self._ddl, gtids,
-                                   self._heartbeat_action, resume, binlog_end=self._binlog_end)
-        yield from reader.items(until_idle=until_idle)
+                                   self._heartbeat_action, resume, binlog_end=self._binlog_end,
+                                   busy=incremental.busy)
+        yield from incremental.wrap(reader.items(until_idle=until_idle))
+
+    def _incremental(self) -> IncrementalSnapshotter:
+        """Signals and incremental snapshots over the stream (`cdc_sources.common.incremental_snapshot`);
+        chunks are read on a connection of their own, with the snapshot's conversions."""
+        if self.incremental is None:
+            table = self.signals.table
+            source = self._chunks = MySqlChunkSource(
+                connect=self._chunk_connection, table_def=self._current_table,
+                codec_for=self._snapshot_codec, source=self.source,
+                signal_table=(table.parts[0], table.parts[1]) if table is not None and len(table.parts) == 2 else None,
+                headers=self.headers)
+            self.incremental = IncrementalSnapshotter(
+                source=source, signals=self.signals, tables=self._captured_tables, prefix=self.config.name,
+                chunk_size=int(self.config.opt("incremental.snapshot.chunk.size")),
+                # a snapshot taken by this run read every table anew: an older incremental one is moot
+                state=self.incremental_state if self._snapshot_point is None else None,
+                read_only=bool(self.config.opt("read.only")), delimiter=self.config.opt("topic.delimiter"))
+        return self.incremental
+
+    def _chunk_connection(self) -> Any:
+        return connection.connect(self.config.connection, conversions=SNAPSHOT_CONVERSIONS)
+
+    def _captured_tables(self) -> list[tuple[str, str]]:
+        """The captured tables the schema model knows at the stream's position (tables created while
+        capture runs included)."""
+        return [(t.database, t.table) for t in self.model.table_ids() if self.policy.captures(t.database, t.table)]
+
+    def _current_table(self, table: TableId) -> TableDef | None:
+        """A table's structure at the stream's position (the model is replaced by a snapshot)."""
+        return self.model.table(table)
+
+    def _snapshot_codec(self, definition: TableDef) -> TableCodec:
+        return build_codec(prefix=self.config.name, connector=self.config.connector_name, table=definition,
+                           settings=self.settings, policy=self.policy, origin="snapshot",
+                           delimiter=self.config.opt("topic.delimiter"))
 
     def _resume(self) -> BinlogResume:
         point = self._snapshot_point
@@ -311,6 +356,8 @@ class MySqlCaptureSession:
         return MySqlOffset.from_dict(orjson.loads(position))
 
     def close(self) -> None:
+        if self._chunks is not None:
+            self._chunks.close()
         self.conn.close()
 
 

@@ -179,6 +179,9 @@ class MySqlStreamReader:
             handled and no transaction is open (at once, without opening the binlog, when the
             resume position is already there), or at a heartbeat, whichever comes first. None:
             only a heartbeat ends it.
+        busy: whether work is pending that needs the stream to go on (an incremental snapshot's
+            chunk awaiting its watermarks): ``--until-idle`` does not end meanwhile, and reads on
+            to the binlog's new end.
 
     Driver errors while reading (the server went away, refused the reconnection, killed the
     dump thread) are raised as `cdc_sources.mysql.errors.classify` classifies them: a lost or
@@ -194,6 +197,7 @@ class MySqlStreamReader:
     heartbeat_action: Callable[[], None]
     resume: BinlogResume
     binlog_end: Callable[[], tuple[str, int]] | None = None
+    busy: Callable[[], bool] = field(default=lambda: False)
     _out: list[StreamItem] = field(default_factory=list, init=False)
     _run: list[ChangeRecord] = field(default_factory=list, init=False)
     _tx: _Tx | None = field(default=None, init=False)
@@ -233,7 +237,7 @@ class MySqlStreamReader:
         last_heartbeat = time.monotonic()
         pos = self.resume.pos
         target = self._idle_target() if until_idle else None
-        if target is not None and self._reached(target, pos):  # nothing to read: no binlog dump at all
+        if target is not None and self._reached(target, pos) and not self.busy():  # nothing to read: no dump
             yield Checkpoint(self._idle_offset(pos), idle=True)
             return
         while True:  # reopened only if the server ends the dump (a lost connection raises)
@@ -254,7 +258,7 @@ class MySqlStreamReader:
                             # a checkpoint each time lets the coordinator notice a stop request (it commits
                             # one only when the position moved)
                             yield Checkpoint(self._idle_offset(pos), idle=True)
-                            if until_idle:
+                            if until_idle and not self.busy():
                                 return
                         continue
                     packet = event.packet
@@ -275,6 +279,9 @@ class MySqlStreamReader:
                     if self._out:
                         yield from self._drain()
                     if target is not None and self._tx is None and packet.log_pos and self._reached(target, pos):
+                        if self.busy():  # the snapshot wrote watermarks past the old end: read on to the new one
+                            target = self._idle_target()
+                            continue
                         yield Checkpoint(self._idle_offset(pos), idle=True)
                         return
             finally:

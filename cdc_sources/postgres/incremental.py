@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from cdc_sources.common.envelope import envelope_text
-from cdc_sources.common.incremental_snapshot import Chunk, Key
+from cdc_sources.common.incremental_snapshot import Chunk, Key, emission_order, event_key, keyless_id
 from cdc_sources.common.incremental_state import SnapshotCollection
 from cdc_sources.postgres.catalog import TableInfo
 from cdc_sources.postgres.envelope import SourceInfo, sequence
@@ -103,7 +103,8 @@ class PostgresChunkSource:
         render_key, render_row = codec.render_key, codec.render_row
         names = [col.name for col in info.columns]
         index = [names.index(k) for k in key]
-        return Chunk(codec.topic, {render_key(v) if render_key else None: render_row(v, None) for v in rows},
+        return Chunk(codec.topic, {render_key(v) if render_key else keyless_id([v[i] for i in index]):
+                                   render_row(v, None) for v in rows},
                      tuple(rows[-1][i] for i in index) if rows else None, more)
 
     def read_events(self, c: SnapshotCollection, chunk: Chunk, order_key: tuple[int, ...],
@@ -121,9 +122,9 @@ class PostgresChunkSource:
         source = orjson.dumps(self.source.block(schema=codec.schema, table=codec.table, ts_us=now_us,
                                                 snapshot="incremental", tx_id=None, lsn=lsn,
                                                 sequence=sequence(commit, lsn))).decode()
-        out.append([ChangeRecord(codec.topic, key, envelope_text("null", after, source, "r", "null"), "r", position,
-                                 (*order_key, i), codec.schema_id, self.headers)
-                    for i, (key, after) in enumerate(chunk.rows.items(), 1)])
+        out.append([ChangeRecord(codec.topic, event_key(key), envelope_text("null", after, source, "r", "null"), "r",
+                                 position, (*order_key, h), codec.schema_id, self.headers)
+                    for h, key, after in emission_order(chunk.rows)])
         return out
 
     def insert_watermark(self, window_id: str, *, opens: bool, data: str | None = None) -> None:

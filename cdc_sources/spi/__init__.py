@@ -13,6 +13,7 @@ from cdc_sources.spi.errors import (
     SourceError,
 )
 from cdc_sources.spi.events import (
+    BINLOG_FILE_FACTOR,
     HEADER_NEW_KEY,
     HEADER_OLD_KEY,
     HISTORY_TOPIC,
@@ -28,11 +29,13 @@ from cdc_sources.spi.events import (
     SnapshotProgress,
     SourceOffset,
     StreamItem,
+    commit_mark,
     connector_offset,
 )
 from cdc_sources.spi.source import CaptureSession, Connector, HistoryEntry, SnapshotPlan
 
 __all__ = [
+    "BINLOG_FILE_FACTOR",
     "HEADER_NEW_KEY",
     "HEADER_OLD_KEY",
     "HISTORY_TOPIC",
@@ -59,5 +62,6 @@ __all__ = [
     "SourceError",
     "SourceOffset",
     "StreamItem",
+    "commit_mark",
     "connector_offset",
 ]

@@ -27,9 +27,34 @@ POSITION_INCREMENTAL_LAST = "incremental_snapshot_last_chunk"
 (silver settles the re-snapshot there)."""
 
 POSITION_INCREMENTAL_START = "incremental_snapshot_table_start_commit"
-"""The key, in the ``position`` of a row an incremental snapshot emitted, of the commit LSN (the
-``lsn_commit`` of the events following it) of the watermark that opened the table's first chunk:
-every event of the table after it belongs to the snapshot's time span."""
+"""The key, in the ``position`` of a row an incremental snapshot emitted, of the commit mark
+(`commit_mark` of the checkpoint following it) of the watermark that opened the table's first
+chunk: every event of the table whose position has a commit mark at least this belongs to the
+snapshot's time span."""
+
+BINLOG_FILE_FACTOR = 1 << 32
+"""Binlog commit marks: ``file number * BINLOG_FILE_FACTOR + pos`` (a binlog file is under 4 GiB)."""
+
+
+def commit_mark(position: Mapping[str, Any]) -> int | None:
+    """An integer that orders a position by the commit it follows, the same for a checkpoint's offset
+    and for the records of the next transactions (silver reads it from bronze positions alike).
+
+    PostgreSQL: ``lsn_commit``. Binlog connectors (MySQL, MariaDB): ``file`` and ``pos``, as
+    ``file number * BINLOG_FILE_FACTOR + pos``: a record's ``pos`` is its transaction's first
+    event, a checkpoint's the end of the commit, so the transactions after a checkpoint have a
+    mark at least its. None when the position has neither.
+    """
+    lsn = position.get("lsn_commit")
+    if lsn is not None:
+        return int(lsn)
+    file, pos = position.get("file"), position.get("pos")
+    if not isinstance(file, str) or pos is None:
+        return None
+    _, dot, ext = file.rpartition(".")
+    if not dot or not ext.isdigit():
+        return None
+    return int(ext) * BINLOG_FILE_FACTOR + int(pos)
 
 HEADER_NEW_KEY = "__debezium.newkey"
 HEADER_OLD_KEY = "__debezium.oldkey"

@@ -369,3 +369,12 @@ def test_retry_delays_the_connector_reads_are_not_called_kafka_only() -> None:
     assert "errors.tolerance" in kafka and "errors.retry.delay" not in kafka
     [undeclared] = kafka_connect_warnings(options, source="my")
     assert "errors.retry.delay.initial.ms" in undeclared
+
+
+def test_signal_channel_and_watermarking_problems_are_reported_with_paths() -> None:
+    found = problems_of({"signal.enabled.channels": "source,kafka",
+                         "incremental.snapshot.watermarking.strategy": "insert_delete"})
+    assert "unsupported channel 'kafka'" in found["sources[0].options.signal.enabled.channels"]
+    assert "insert_delete is not supported" in found["sources[0].options.incremental.snapshot.watermarking.strategy"]
+    assert ok({"signal.enabled.channels": "source,file", "signal.file": "/tmp/s.jsonl"}).opt("signal.file") == \
+        "/tmp/s.jsonl"

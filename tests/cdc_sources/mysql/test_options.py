@@ -42,7 +42,8 @@ NOT_FOR_MYSQL = {"database.dbname", "schema.include.list", "schema.exclude.list"
 
 CONNECT_LEVEL = {"name", "connector.class", "tasks.max", "key.converter", "value.converter",
                  "key.converter.schemas.enable", "value.converter.schemas.enable", "offset.storage",
-                 "offset.flush.interval.ms", "schema.history.internal.file.filename"}
+                 "offset.flush.interval.ms", "schema.history.internal.file.filename",
+                 "signal.file"}  # Debezium's file signal channel
 """Options we accept that belong to Kafka Connect or to other Debezium classes than the probed ones."""
 
 
@@ -120,6 +121,7 @@ KNOWN_DIFFERENCES = {
        for name, minimum in STRICTER_MINIMUMS.items() for v in range(-2, minimum)},
     ("snapshot.locking.mode", "custom"): "needs a Java class: rejected",
     ("snapshot.query.mode", "custom"): "needs a Java class: rejected",
+    ("incremental.snapshot.watermarking.strategy", "insert_delete"): "not supported yet: rejected",
 }
 
 

@@ -1,0 +1,238 @@
+"""MySQL's and MariaDB's side of incremental snapshots (`cdc_sources.common.incremental_snapshot`).
+
+Chunks are read with ``SELECT <every column>, CAST(<key> AS CHAR)... FROM db.table WHERE (key) >
+(last) AND (key) <= (max) AND (condition) ORDER BY key LIMIT n + 1`` (a row-value comparison
+for a compound key) on an autocommit connection that returns values as the snapshot's
+connection does, and rendered with a snapshot codec of the table's structure at the stream's
+position, so the rows are exactly what the initial snapshot emits, with ``op = r`` and
+``source.snapshot = "incremental"``. Keys are kept as text (``CAST(... AS CHAR)``): the server
+converts them back when comparing, so key columns whose text does not order and compare like
+their values (binary strings, BIT, ENUM, SET, JSON, spatial types) cannot chunk; a
+``surrogate-key`` of another type can. Watermarks are inserted into the signal table as ``(id,
+type, data)``, each in its own transaction, and recognised when the binlog brings them back.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import orjson
+
+from cdc_sources.common.envelope import dumps, envelope_text
+from cdc_sources.common.incremental_snapshot import Chunk, Key, emission_order, event_key, keyless_id
+from cdc_sources.common.incremental_state import SnapshotCollection
+from cdc_sources.mysql.codec import TableCodec
+from cdc_sources.mysql.envelope import SourceInfo
+from cdc_sources.mysql.errors import classify, error_code
+from cdc_sources.mysql.model import TableDef, TableId
+from cdc_sources.spi import ChangeRecord, StreamItem
+
+__all__ = ["UNCHUNKABLE_TYPES", "MySqlChunkSource"]
+
+UNCHUNKABLE_TYPES = frozenset({
+    "BINARY", "VARBINARY", "TINYBLOB", "BLOB", "MEDIUMBLOB", "LONGBLOB", "BIT", "ENUM", "SET", "JSON",
+    "GEOMETRY", "POINT", "LINESTRING", "POLYGON", "MULTIPOINT", "MULTILINESTRING", "MULTIPOLYGON",
+    "GEOMETRYCOLLECTION", "GEOMCOLLECTION", "VECTOR",
+})
+"""Column types whose ``CAST(... AS CHAR)`` text does not order and compare like the values."""
+
+
+class MySqlChunkSource:
+    """Implements `cdc_sources.common.incremental_snapshot.ChunkSource` for MySQL and MariaDB.
+
+    Args:
+        connect: opens an autocommit pymysql connection with the snapshot's conversions (on first
+            use: a capture that never snapshots incrementally opens none).
+        table_def: the structure of a table at the stream's position (None: unknown).
+        codec_for: a snapshot codec of a table structure.
+        source: the fixed parts of the ``source`` block.
+        signal_table: the signal table's ``(database, table)``.
+        headers: the records' Debezium headers.
+    """
+
+    def __init__(self, *, connect: Callable[[], Any], table_def: Callable[[TableId], TableDef | None],
+                 codec_for: Callable[[TableDef], TableCodec], source: SourceInfo,
+                 signal_table: tuple[str, str] | None, headers: dict[str, str] | None = None) -> None:
+        self._connect = connect
+        self._conn: Any = None
+        self.table_def = table_def
+        self.codec_for = codec_for
+        self.source = source
+        self.headers = headers
+        self.signal_table = signal_table
+        self._codecs: dict[TableId, tuple[TableDef, TableCodec]] = {}
+        self._announced: set[str] = set()
+        self._signal_id_column: str | None = None
+
+    @property
+    def conn(self) -> Any:
+        if self._conn is None:
+            self._conn = self._connect()
+        return self._conn
+
+    def close(self) -> None:
+        """Close the connection, if one was opened."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    # -- helpers ----------------------------------------------------------------------------------
+
+    def _def(self, c: SnapshotCollection) -> TableDef:
+        definition = self.table_def(TableId(c.schema, c.table))
+        if definition is None:
+            raise LookupError(f"table {c.id}: its structure is unknown")
+        return definition
+
+    def _codec(self, definition: TableDef) -> TableCodec:
+        cached = self._codecs.get(definition.id)
+        if cached is not None and cached[0] is definition:
+            return cached[1]
+        codec = self.codec_for(definition)
+        self._codecs[definition.id] = (definition, codec)
+        return codec
+
+    def _query(self, sql: str, args: Sequence[Any] = (), *, where: str) -> list[tuple[Any, ...]]:
+        try:
+            with self.conn.cursor() as cur:
+                cur.execute(sql, tuple(args))
+                return list(cur.fetchall())
+        except Exception as exc:
+            if error_code(exc) is None and not isinstance(exc, OSError):
+                raise
+            raise classify(exc, where=where) from None
+
+    # -- ChunkSource ------------------------------------------------------------------------------
+
+    def chunk_key(self, c: SnapshotCollection) -> tuple[str, ...] | str:
+        definition = self.table_def(TableId(c.schema, c.table))
+        if definition is None:
+            return "its structure is unknown (no DDL for it in the schema history)"
+        if c.surrogate_key:
+            names = [c.surrogate_key]
+            if definition.column(c.surrogate_key) is None:
+                return f"no column {c.surrogate_key!r} (surrogate-key)"
+        elif definition.primary_key:
+            names = list(definition.primary_key)
+        else:
+            return "no primary key (give a surrogate-key)"
+        for name in names:
+            column = definition.column(name)
+            if column is not None and column.type_name.upper() in UNCHUNKABLE_TYPES:
+                return (f"key column {name!r} is {column.type_name}, which cannot order chunks (give a "
+                        "surrogate-key of another type)")
+        return tuple(names)
+
+    def max_key(self, c: SnapshotCollection, key: Sequence[str]) -> Key | None:
+        definition = self._def(c)
+        cols = ", ".join(f"CAST({_q(k)} AS CHAR)" for k in key)
+        where = f" WHERE ({c.condition})" if c.condition else ""
+        order = ", ".join(f"{_q(k)} DESC" for k in key)
+        rows = self._query(f"SELECT {cols} FROM {_qualified(definition.id)}{where} ORDER BY {order} LIMIT 1",
+                           where=f"reading the largest key of {c.id}")
+        return None if not rows else tuple(_text(v) for v in rows[0])
+
+    def read_chunk(self, c: SnapshotCollection, key: Sequence[str], after: Key | None, upto: Key | None,
+                   size: int | None) -> Chunk:
+        definition = self._def(c)
+        row_sql = "(" + ", ".join(_q(k) for k in key) + ")"
+        params_sql = "(" + ", ".join("%s" for _ in key) + ")"
+        where: list[str] = []
+        params: list[Any] = []
+        if after is not None:
+            where.append(f"{row_sql} > {params_sql}")
+            params.extend(after)
+        if upto is not None:
+            where.append(f"{row_sql} <= {params_sql}")
+            params.extend(upto)
+        if c.condition:
+            where.append(f"({c.condition})")
+        width = len(definition.columns)
+        cols = ", ".join([_q(col.name) for col in definition.columns] + [f"CAST({_q(k)} AS CHAR)" for k in key])
+        sql = (f"SELECT {cols} FROM {_qualified(definition.id)}"
+               + (" WHERE " + " AND ".join(where) if where else "")
+               + " ORDER BY " + ", ".join(_q(k) for k in key)
+               + ("" if size is None else f" LIMIT {size + 1}"))
+        rows = self._query(sql, params, where=f"reading a chunk of {c.id}")
+        more = size is not None and len(rows) > size
+        rows = rows[:size]
+        codec = self._codec(definition)
+        out: dict[str | None, str] = {}
+        for row in rows:
+            k = codec.key_tuple(row)
+            out[keyless_id([_text(v) for v in row[width:]]) if k is None else dumps(k)] = dumps(codec.row_tuple(row))
+        last = tuple(_text(v) for v in rows[-1][width:]) if rows else None
+        return Chunk(codec.topic, out, last, more)
+
+    def read_events(self, c: SnapshotCollection, chunk: Chunk, order_key: tuple[int, ...],
+                    position: str) -> list[StreamItem]:
+        codec = self._codec(self._def(c))
+        out: list[StreamItem] = []
+        if codec.topic not in self._announced:
+            out.append(codec.version)
+            self._announced.add(codec.topic)
+        if not chunk.rows:
+            return out
+        where = orjson.loads(position)
+        source = dumps(self.source.block(
+            db=c.schema, table=c.table, ts_ms=time.time_ns() // 1_000_000, snapshot="incremental",
+            server_id=int(where.get("server_id") or 0), gtid=None, file=str(where.get("file") or ""),
+            pos=int(where.get("pos") or 0), row=0))
+        out.append([ChangeRecord(codec.topic, event_key(key), envelope_text("null", after, source, "r", "null"), "r",
+                                 position, (*order_key, h), codec.schema_id, self.headers)
+                    for h, key, after in emission_order(chunk.rows)])
+        return out
+
+    def insert_watermark(self, window_id: str, *, opens: bool, data: str | None = None) -> None:
+        kind = "snapshot-window-open" if opens else "snapshot-window-close"
+        self._query(f"INSERT INTO {self._signal_sql()} VALUES (%s, %s, %s)",
+                    (f"{window_id}-{'open' if opens else 'close'}", kind, data),
+                    where=f"inserting a watermark into signal table {self._signal_name()}")
+
+    def watermarks_present(self, window_id: str) -> dict[str, str | None]:
+        id_column = self._id_column()
+        rows = self._query(f"SELECT * FROM {self._signal_sql()} WHERE {_q(id_column)} IN (%s, %s)",
+                           (f"{window_id}-open", f"{window_id}-close"),
+                           where=f"reading watermarks from signal table {self._signal_name()}")
+        return {_text(r[0]) or "": None if r[2] is None else _text(r[2]) for r in rows}
+
+    # -- the signal table -------------------------------------------------------------------------
+
+    def _signal_name(self) -> str:
+        return ".".join(self.signal_table) if self.signal_table else "-"
+
+    def _signal_sql(self) -> str:
+        if self.signal_table is None:
+            raise LookupError("no signal table (signal.data.collection)")
+        return _qualified(TableId(*self.signal_table))
+
+    def _id_column(self) -> str:
+        """The signal table's first column (``id``: Debezium reads the columns by position)."""
+        if self._signal_id_column is None:
+            try:
+                with self.conn.cursor() as cur:
+                    cur.execute(f"SELECT * FROM {self._signal_sql()} LIMIT 0")
+                    self._signal_id_column = str(cur.description[0][0])
+            except Exception as exc:
+                if error_code(exc) is None and not isinstance(exc, OSError):
+                    raise
+                raise classify(exc, where=f"reading signal table {self._signal_name()}") from None
+        return self._signal_id_column
+
+
+def _q(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _qualified(table: TableId) -> str:
+    return f"{_q(table.database)}.{_q(table.table)}"
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).decode("utf-8")
+    return str(value)
