@@ -19,7 +19,7 @@ Progress = Callable[[str], None]
 def build_silver(config: PipelineConfig, *, once: bool, progress: Progress | None = None,
                  stop: threading.Event | None = None) -> SilverRunResult:
     """Run the pipeline's silver tables (``once``: everything new, then return). On an S3 root
-    the engine gets the lakehouse's storage options: embedded Sail as ``AWS_*`` environment
+    the engine gets the lakehouse's storage options: embedded Sail as ``AWS_*``/``AZURE_*`` environment
     variables (`export_for_sail`), classic Spark as S3A settings under its own ``engine.conf``."""
     engine = config.engine
     if engine.kind == "sail":
