@@ -14,8 +14,8 @@ environment variables for the keys the options leave out.
 Sail reads S3 and Azure settings from ``AWS_*`` and ``AZURE_*`` environment variables only;
 `export_for_sail` sets those of the storage options (``${VAR}`` references already resolved)
 that are not set yet. Classic Spark reads S3 through Hadoop's S3A connector: `hadoop_s3a_conf`
-turns the same options into ``spark.hadoop.fs.s3a.*`` settings and maps ``s3://`` to S3A, so bronze and silver keep the URIs
-delta-rs uses.
+turns the same options into ``spark.hadoop.fs.s3a.*`` settings and maps ``s3://`` to S3A, so
+bronze and silver keep the URIs delta-rs uses.
 """
 
 from __future__ import annotations
