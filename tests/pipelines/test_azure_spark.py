@@ -37,3 +37,17 @@ def test_an_endpoint_is_reached_path_style_over_the_blob_service():
     }
     emulator = hadoop_abfs_conf("az://lake/shop", {"AZURE_STORAGE_USE_EMULATOR": "true"})
     assert emulator["spark.hadoop.fs.azure.abfs.endpoint"] == "127.0.0.1:10000"
+
+
+def test_silver_on_classic_spark_refuses_an_azure_root_without_the_account(tmp_path, capsys):
+    from pipelines.cli import main
+    from tests.support.pipeline_yaml import pipeline_text
+
+    text = pipeline_text("az://lake/shop", "host=127.0.0.1 port=1 dbname=shop user=postgres")
+    text += "engine: {kind: spark}\nsilver:\n  - {table: items, source: pg.public.items}\n"
+    config = tmp_path / "pipeline.yaml"
+    config.write_text(text)
+    assert main(["silver", "-c", str(config), "--once"]) == 2
+    err = capsys.readouterr().err
+    assert "lakehouse.root" in err and "abfss://lake@<account>.dfs.core.windows.net/shop" in err, err
+    assert "Traceback" not in err
