@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import time
 from typing import Any, cast
 
 import obstore
@@ -20,8 +21,12 @@ import pytest
 from deltalake import DeltaTable
 from obstore.store import AzureStore
 
+from pipelines.azure_spark import hadoop_abfs_conf
+from pipelines.capture import run_capture
 from pipelines.cli import main
+from pipelines.config import parse_pipeline
 from pipelines.local_azure import LocalAzure
+from pipelines.silver_runner import run_silver
 from tests.pipelines.test_end_to_end import ACCOUNT_COLS, EVENT_COLS, SETUP, Workload, _same
 from tests.pipelines.test_end_to_end_s3 import _value
 from tests.support.azure_pipeline import AZURE_VARS, set_azure_vars, with_azure_storage
@@ -110,3 +115,45 @@ def test_a_wrong_account_key_fails_the_capture_without_printing_it(pg_db, tmp_pa
     assert wrong not in captured.out + captured.err
     assert captured.err.startswith("error: ") and "privileges" in captured.err and "Traceback" not in captured.err, \
         captured.err
+
+
+@pytest.mark.spark
+@pytest.mark.classic_spark  # the classic half of scripts/test.sh runs it; the Sail half leaves it out
+@pytest.mark.parametrize("engine", ["spark"], indirect=True)
+def test_classic_spark_silver_on_azure_equals_the_source(pg_db, tmp_path, azure_server, spark, monkeypatch):
+    """Classic Spark + Delta reads bronze and writes silver on Azurite through Hadoop's ABFS
+    connector over the Blob endpoint (`hadoop_abfs_conf`), here set on the test session's running
+    context; the root names the account, as Hadoop needs (delta-rs and the lease take it too)."""
+    for key, value in azure_server.storage_options().items():
+        monkeypatch.setenv(key, value)
+    root = (f"abfs://{azure_server.container}@{azure_server.account}.dfs.core.windows.net/"
+            f"classic-{os.getpid()}-{time.monotonic_ns()}")
+    conf = {k.removeprefix("spark.hadoop."): v
+            for k, v in hadoop_abfs_conf(root, azure_server.storage_options()).items()}
+    parts = dict(p.split("=", 1) for p in pg_db.split())
+    text = pipeline_text(root, pg_db, **{"slot.name": f"c_{parts['dbname'][-20:]}", "skipped.operations": "none"},
+                         capture={"commit_max_records": 300})
+    text += "silver:\n  - {table: accounts, source: pg.public.accounts}\n"
+    cfg = parse_pipeline(text, env={})
+    try:
+        for key, value in conf.items():
+            spark.conf.set(key, value)
+        with psycopg.connect(pg_db, autocommit=True) as conn:
+            conn.execute(SETUP)
+            work = Workload(conn, seed=20261129)
+            work.round(60)
+            run_capture(cfg, until_idle=True)
+            result = run_silver(root=root, engine=cfg.engine, tables=cfg.silver, options=cfg.silver_options,
+                                sources={"pg": "pg"}, once=True, spark=spark)
+            assert result.ok, [t.error for t in result.errors]
+            conn.execute("SET TIME ZONE 'UTC'")
+            expected = [tuple(_value(v) for v in r) for r in conn.execute(
+                f"SELECT {', '.join(ACCOUNT_COLS)} FROM accounts ORDER BY id").fetchall()]
+    finally:
+        for key in conf:
+            spark.conf.unset(key)
+    got = _silver(azure_server, root, "accounts", ACCOUNT_COLS)
+    assert len(got) == len(expected) > 0
+    diffs = [(g[0], n, gv, ev) for g, e in zip(got, expected, strict=True)
+             for n, gv, ev in zip(ACCOUNT_COLS, g, e, strict=True) if not _same(gv, ev)]
+    assert diffs == [], diffs[:10]
