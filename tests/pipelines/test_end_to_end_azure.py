@@ -32,7 +32,7 @@ from tests.pipelines.test_end_to_end_s3 import _value
 from tests.support.azure_pipeline import AZURE_VARS, set_azure_vars, with_azure_storage
 from tests.support.pipeline_yaml import pipeline_text
 
-pytestmark = [pytest.mark.integration, pytest.mark.postgres]
+pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.spark]
 
 
 def _silver(server: LocalAzure, root: str, table: str, cols: list[str]) -> list[tuple[Any, ...]]:
@@ -117,7 +117,6 @@ def test_a_wrong_account_key_fails_the_capture_without_printing_it(pg_db, tmp_pa
         captured.err
 
 
-@pytest.mark.spark
 @pytest.mark.classic_spark  # the classic half of scripts/test.sh runs it; the Sail half leaves it out
 @pytest.mark.parametrize("engine", ["spark"], indirect=True)
 def test_classic_spark_silver_on_azure_equals_the_source(pg_db, tmp_path, azure_server, spark, monkeypatch):
