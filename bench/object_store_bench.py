@@ -118,6 +118,14 @@ def _fresh_db(server: LocalPostgres, db: str) -> None:
         conn.execute(TABLE)
 
 
+def _drop_slot(server: LocalPostgres, slot: str) -> None:
+    """Free a finished scenario's replication slot: with three roots and repeats the server's
+    ``max_replication_slots`` would run out."""
+    with psycopg.connect(server.dsn(), autocommit=True) as conn:
+        conn.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = %s",
+                     (slot,))
+
+
 def _snapshot(name: str, root: str, storage: dict[str, str], store: Store | None, server: LocalPostgres,
               rows: int) -> Result:
     db = f"snapshot_{name}"
@@ -127,6 +135,7 @@ def _snapshot(name: str, root: str, storage: dict[str, str], store: Store | None
     text = _pipeline(f"{root}/{db}", storage, server, db, db)
     print(f"{name}: snapshot of {rows:,} rows ...", flush=True)
     seconds, requests = _timed_capture(text, store)
+    _drop_slot(server, db)
     return Result(name, "snapshot", rows, seconds, _batches(f"{root}/{db}", storage), requests)
 
 
@@ -143,6 +152,7 @@ def _stream(name: str, root: str, storage: dict[str, str], store: Store | None, 
             conn.execute(ROWS, (low, min(low + tx_rows - 1, rows)))
     print(f"{name}: {scenario}: {rows:,} rows ...", flush=True)
     seconds, requests = _timed_capture(text, store)
+    _drop_slot(server, db)
     return Result(name, scenario, rows, seconds, _batches(f"{root}/{db}", storage) - first_batches, requests)
 
 
