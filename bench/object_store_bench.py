@@ -1,8 +1,11 @@
-"""Capture into bronze on a local folder vs on a local S3 server (SeaweedFS), same data.
+"""Capture into bronze on a local folder vs on a local S3 server (SeaweedFS) and a local Azure
+Blob server (Azurite), same data.
 
-Starts a private PostgreSQL (`pipelines.local_postgres.LocalPostgres`) and a private S3 server
-(`pipelines.local_s3.LocalS3`: ``weed server`` on 127.0.0.1, its data on the local disk) and,
-for each lakehouse root (``local``: a folder; ``s3``: ``s3://lakehouse/<run>``), measures:
+Starts a private PostgreSQL (`pipelines.local_postgres.LocalPostgres`), a private S3 server
+(`pipelines.local_s3.LocalS3`: ``weed server`` on 127.0.0.1, its data on the local disk) and a
+private Azure server (`pipelines.local_azure.LocalAzure`: ``azurite-blob`` on 127.0.0.1, its data
+on the local disk) and, for each lakehouse root (``local``: a folder; ``s3``:
+``s3://lakehouse/<run>``; ``azure``: ``az://lakehouse/<run>``; ``--stores`` picks), measures:
 
 * ``snapshot``: a table of ``--rows-snapshot`` rows captured by one ``run_capture(until_idle=True)``
   (snapshot, then the stream up to the WAL position at the start);
@@ -16,12 +19,13 @@ A small warm-up run comes first and is not reported (imports, first connections)
 
 Reported per root and scenario: wall seconds of the capture run, rows per second, batches
 committed (one offsets row each; every batch is a Delta commit per bronze table touched plus
-one of the offsets table), and for S3 the requests the server counted during the run, by type
-and per batch. Both roots run on the same machine, so the S3 numbers show the object-store
-protocol's cost (more, smaller requests through HTTP and SeaweedFS's filer) rather than a
-network's. Prints a markdown table.
+one of the offsets table), and for an object store the requests the server counted during the
+run (SeaweedFS's metrics, Azurite's access log), by type and per batch. All roots run on the same
+machine, so the object-store numbers show the protocol's cost (more, smaller requests through
+HTTP and the server) rather than a network's. Prints a markdown table.
 
     .venv/bin/python -m bench.object_store_bench --rows-snapshot 50000 --rows-stream 50000
+    .venv/bin/python -m bench.object_store_bench --stores azure
 """
 
 from __future__ import annotations
@@ -34,12 +38,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol
 
 import psycopg
 
 from bronze.schema import offsets_path
 from pipelines.capture import run_capture
 from pipelines.config import parse_pipeline
+from pipelines.local_azure import LocalAzure
 from pipelines.local_postgres import LocalPostgres
 from pipelines.local_s3 import LocalS3
 
@@ -47,6 +53,12 @@ TABLE = """CREATE TABLE bench_rows (id bigint PRIMARY KEY, customer_id integer, 
     status smallint, note text, amount numeric(12,2), created_at timestamptz, active boolean)"""
 ROWS = """INSERT INTO bench_rows SELECT g, g %% 1000, g %% 17, (g %% 5)::smallint, 'note ' || g,
     (g %% 10000) / 100.0, now(), g %% 2 = 0 FROM generate_series(%s::bigint, %s::bigint) g"""
+
+
+class Store(Protocol):
+    """A local object-store server that counts the requests it served."""
+
+    def request_counts(self) -> dict[str, int]: ...
 
 
 @dataclass(frozen=True)
@@ -89,13 +101,13 @@ def _diff(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
             if after.get(k, 0) - before.get(k, 0)}
 
 
-def _timed_capture(text: str, s3: LocalS3 | None) -> tuple[float, dict[str, int]]:
+def _timed_capture(text: str, store: Store | None) -> tuple[float, dict[str, int]]:
     config = parse_pipeline(text, env={})
-    before = s3.request_counts() if s3 else {}
+    before = store.request_counts() if store else {}
     start = time.perf_counter()
     run_capture(config, until_idle=True)
     seconds = time.perf_counter() - start
-    return seconds, (_diff(s3.request_counts(), before) if s3 else {})
+    return seconds, (_diff(store.request_counts(), before) if store else {})
 
 
 def _fresh_db(server: LocalPostgres, db: str) -> None:
@@ -106,7 +118,15 @@ def _fresh_db(server: LocalPostgres, db: str) -> None:
         conn.execute(TABLE)
 
 
-def _snapshot(name: str, root: str, storage: dict[str, str], s3: LocalS3 | None, server: LocalPostgres,
+def _drop_slot(server: LocalPostgres, slot: str) -> None:
+    """Free a finished scenario's replication slot: with three roots and repeats the server's
+    ``max_replication_slots`` would run out."""
+    with psycopg.connect(server.dsn(), autocommit=True) as conn:
+        conn.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = %s",
+                     (slot,))
+
+
+def _snapshot(name: str, root: str, storage: dict[str, str], store: Store | None, server: LocalPostgres,
               rows: int) -> Result:
     db = f"snapshot_{name}"
     _fresh_db(server, db)
@@ -114,11 +134,12 @@ def _snapshot(name: str, root: str, storage: dict[str, str], s3: LocalS3 | None,
         conn.execute(ROWS, (1, rows))
     text = _pipeline(f"{root}/{db}", storage, server, db, db)
     print(f"{name}: snapshot of {rows:,} rows ...", flush=True)
-    seconds, requests = _timed_capture(text, s3)
+    seconds, requests = _timed_capture(text, store)
+    _drop_slot(server, db)
     return Result(name, "snapshot", rows, seconds, _batches(f"{root}/{db}", storage), requests)
 
 
-def _stream(name: str, root: str, storage: dict[str, str], s3: LocalS3 | None, server: LocalPostgres,
+def _stream(name: str, root: str, storage: dict[str, str], store: Store | None, server: LocalPostgres,
             rows: int, tx_rows: int, max_records: int | None) -> Result:
     scenario = f"stream, {max_records}-row batches" if max_records else "stream"
     db = f"stream{max_records or ''}_{name}"
@@ -130,27 +151,28 @@ def _stream(name: str, root: str, storage: dict[str, str], s3: LocalS3 | None, s
         for low in range(1, rows + 1, tx_rows):
             conn.execute(ROWS, (low, min(low + tx_rows - 1, rows)))
     print(f"{name}: {scenario}: {rows:,} rows ...", flush=True)
-    seconds, requests = _timed_capture(text, s3)
+    seconds, requests = _timed_capture(text, store)
+    _drop_slot(server, db)
     return Result(name, scenario, rows, seconds, _batches(f"{root}/{db}", storage) - first_batches, requests)
 
 
-def run_root(name: str, root: str, storage: dict[str, str], s3: LocalS3 | None, server: LocalPostgres,
+def run_root(name: str, root: str, storage: dict[str, str], store: Store | None, server: LocalPostgres,
              args: argparse.Namespace) -> list[Result]:
     """Every scenario on one root; each the fastest of ``--repeat`` runs (a fresh database and table each)."""
     def best(run: Callable[[int], Result]) -> Result:
         return replace(min((run(i) for i in range(args.repeat)), key=lambda r: r.seconds), root=name)
 
     return [
-        best(lambda i: _snapshot(f"{name}{i}", root, storage, s3, server, args.rows_snapshot)),
-        best(lambda i: _stream(f"{name}{i}", root, storage, s3, server, args.rows_stream, args.tx_rows, None)),
-        best(lambda i: _stream(f"{name}{i}", root, storage, s3, server, args.rows_stream, args.tx_rows,
+        best(lambda i: _snapshot(f"{name}{i}", root, storage, store, server, args.rows_snapshot)),
+        best(lambda i: _stream(f"{name}{i}", root, storage, store, server, args.rows_stream, args.tx_rows, None)),
+        best(lambda i: _stream(f"{name}{i}", root, storage, store, server, args.rows_stream, args.tx_rows,
                                args.batch_rows)),
     ]
 
 
 def table(results: list[Result]) -> str:
     local = {r.scenario: r for r in results if r.root == "local"}
-    lines = ["| root | scenario | rows | seconds | rows/s | vs local | batches | S3 requests | requests/batch "
+    lines = ["| root | scenario | rows | seconds | rows/s | vs local | batches | requests | requests/batch "
              "| by type |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in results:
         base = local.get(r.scenario)
@@ -170,19 +192,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-rows", type=int, default=1_000,
                         help="commit_max_records of the small-batches stream (requests per commit)")
     parser.add_argument("--repeat", type=int, default=1, help="runs per scenario and root; the fastest is reported")
+    parser.add_argument("--stores", default="s3,azure", help="object stores to compare with the local folder: "
+                        "s3, azure or both (comma-separated)")
     parser.add_argument("--workdir", type=Path, help="keep the servers' data and the lakehouse here")
     args = parser.parse_args(argv)
+    stores = [s.strip() for s in args.stores.split(",") if s.strip()]
+    unknown = sorted(set(stores) - {"s3", "azure"})
+    if unknown or not stores:
+        parser.error(f"--stores: unknown store {', '.join(unknown) or '(none given)'}; use s3, azure or both")
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="cdc-s3-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
     server = LocalPostgres(workdir / "pg").start()
-    s3 = LocalS3(workdir / "s3").start()
+    s3 = LocalS3(workdir / "s3").start() if "s3" in stores else None
+    azure = LocalAzure(workdir / "azure").start() if "azure" in stores else None
     try:
         warm = argparse.Namespace(rows_snapshot=100, rows_stream=100, tx_rows=100, batch_rows=50, repeat=1)
         run_root("warmup", str(workdir / "warmup"), {}, None, server, warm)  # imports, first connections
         results = run_root("local", str(workdir / "lake"), {}, None, server, args)
-        results += run_root("s3", s3.uri(f"bench-{int(time.time())}"), s3.storage_options(), s3, server, args)
+        run = f"bench-{int(time.time())}"
+        if s3 is not None:
+            results += run_root("s3", s3.uri(run), s3.storage_options(), s3, server, args)
+        if azure is not None:
+            results += run_root("azure", azure.uri(run), azure.storage_options(), azure, server, args)
     finally:
-        s3.stop()
+        for store in (s3, azure):
+            if store is not None:
+                store.stop()
         server.stop("immediate")
         if args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -11,11 +11,11 @@ DynamoDB locking provider (delta-rs 1.x ignores it, and writers relying on it, s
 Settings come from ``lakehouse.storage_options`` and, like delta-rs, from ``AWS_*``
 environment variables for the keys the options leave out.
 
-Sail reads S3 settings from ``AWS_*`` environment variables only; `export_for_sail` sets those
-of the storage options (``${VAR}`` references already resolved) that are not set yet. Classic
-Spark reads S3 through Hadoop's S3A connector: `hadoop_s3a_conf` turns the same options into
-``spark.hadoop.fs.s3a.*`` settings and maps ``s3://`` to S3A, so bronze and silver keep the URIs
-delta-rs uses.
+Sail reads S3 and Azure settings from ``AWS_*`` and ``AZURE_*`` environment variables only;
+`export_for_sail` sets those of the storage options (``${VAR}`` references already resolved)
+that are not set yet. Classic Spark reads S3 through Hadoop's S3A connector: `hadoop_s3a_conf`
+turns the same options into ``spark.hadoop.fs.s3a.*`` settings and maps ``s3://`` to S3A, so
+bronze and silver keep the URIs delta-rs uses.
 """
 
 from __future__ import annotations
@@ -100,14 +100,18 @@ def commit_safety_problems(root: str, options: Mapping[str, str], env: Mapping[s
     return problems
 
 
+SAIL_ENV_PREFIXES = ("AWS_", "AZURE_")
+"""The storage options Sail takes from its environment: S3's and Azure's (object_store's names)."""
+
+
 def export_for_sail(options: Mapping[str, str], environ: MutableMapping[str, str] | None = None) -> list[str]:
-    """Set the ``AWS_*`` storage options as environment variables for the embedded Sail engine,
-    where not set already. Returns the variables' names (never their values)."""
+    """Set the ``AWS_*`` and ``AZURE_*`` storage options as environment variables for the embedded
+    Sail engine, where not set already. Returns the variables' names (never their values)."""
     target = os.environ if environ is None else environ
     exported = []
     for key, value in options.items():
         name = key.upper()
-        if name.startswith("AWS_") and name not in target:
+        if name.startswith(SAIL_ENV_PREFIXES) and name not in target:
             target[name] = value
             exported.append(name)
     return exported

@@ -5,7 +5,9 @@
 #     services are neither enabled nor started; unixODBC and the PostgreSQL ODBC driver, which
 #     the SQL Server connector's tests reach their CDC emulator through (pyodbc);
 #  2. .venv with cdc-lakehouse and its development extras (pins in constraints.txt);
-#  3. the Delta Lake jars for classic Spark (maven/pom.xml) in .cache/spark-jars, once.
+#  3. the Delta Lake jars for classic Spark (maven/pom.xml) in .cache/spark-jars, once;
+#  4. Azurite, the Azure Storage emulator the tests start (azurite/package-lock.json), in
+#     .cache/azurite, reinstalled only when the lock file changes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -65,5 +67,20 @@ if [ ! -f "$jars/.complete" ]; then
   fi
   rm -f "$mvn_log"
   touch "$jars/.complete"
+fi
+azurite=.cache/azurite
+if ! cmp -s azurite/package-lock.json "$azurite/package-lock.json" || [ ! -f "$azurite/.complete" ]; then
+  command -v npm >/dev/null 2>&1 || { echo "setup: npm is missing (Node.js 20 or later); install it and run again" >&2; exit 1; }
+  echo "installing Azurite into $azurite (azurite/package-lock.json)"
+  rm -rf "$azurite" && mkdir -p "$azurite"
+  cp azurite/package.json azurite/package-lock.json "$azurite/"
+  npm_log=$(mktemp)
+  if ! npm ci --prefix "$azurite" --no-audit --no-fund --ignore-scripts --loglevel=error >"$npm_log" 2>&1; then
+    cat "$npm_log" >&2
+    echo "setup: installing Azurite failed (npm output above)" >&2
+    exit 1
+  fi
+  rm -f "$npm_log"
+  touch "$azurite/.complete"
 fi
 echo "installed: $(.venv/bin/cdc-lakehouse --help | head -1)"

@@ -21,6 +21,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from pipelines.engine import EngineSpec, create_session, stop_session
+from pipelines.local_azure import LocalAzure
 from pipelines.local_mariadb import LocalMariaDB
 from pipelines.local_postgres import LocalPostgres, embedded_bindir
 from pipelines.local_s3 import LocalS3
@@ -239,3 +240,22 @@ def s3_root(s3_server: LocalS3, request: pytest.FixtureRequest) -> str:
     """A lakehouse root of its own for this test in the local S3 server's bucket."""
     name = "".join(c if c.isalnum() else "-" for c in request.node.name)[:80]
     return s3_server.uri(f"{name}-{os.getpid()}-{time.monotonic_ns()}")
+
+
+@pytest.fixture(scope="session")
+def azure_server() -> Iterator[LocalAzure]:
+    """A private Azure Blob server (Azurite) with one account and container, for the whole test session."""
+    base = Path(tempfile.mkdtemp(prefix="cdc-azure-"))
+    server = LocalAzure(base).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def azure_root(azure_server: LocalAzure, request: pytest.FixtureRequest) -> str:
+    """A lakehouse root of its own for this test in the local Azure server's container."""
+    name = "".join(c if c.isalnum() else "-" for c in request.node.name)[:80]
+    return azure_server.uri(f"{name}-{os.getpid()}-{time.monotonic_ns()}")
