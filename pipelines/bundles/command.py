@@ -10,7 +10,7 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-from pipelines.bundles.databricks import DatabricksOptions, write_databricks_bundle
+from pipelines.bundles.databricks import Compute, DatabricksOptions, write_databricks_bundle
 from pipelines.bundles.declarative import Apply, DeclarativeOptions, DeclarativeTarget, write_declarative_bundle
 from pipelines.bundles.spark_submit import StreamTrigger, write_spark_submit_bundle
 from pipelines.validation import load_validated
@@ -40,6 +40,12 @@ def add_bundle_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     submit.add_argument("--trigger", choices=[t.value for t in StreamTrigger], default="processing-time",
                         help="the silver streaming job's trigger (default: processing-time, runs until stopped)")
     dbx = kind("databricks", "a Databricks Asset Bundle (databricks.yml, a capture job and a silver job)")
+    dbx.add_argument("--compute", choices=[c.value for c in Compute], default=_DEFAULTS.compute.value,
+                     help="job-cluster: job clusters, silver as Structured Streaming; serverless: serverless "
+                          "environments, silver as the scheduled incremental runner, a job cluster only for a job "
+                          "that needs the pipeline file's secrets (default: %(default)s)")
+    dbx.add_argument("--environment-version", default=_DEFAULTS.environment_version, metavar="VERSION",
+                     help="with --compute serverless: the serverless environment version (default: %(default)s)")
     dbx.add_argument("--trigger", choices=[t.value for t in StreamTrigger], default=_DEFAULTS.trigger.value,
                      help="silver: available-now on a schedule (default) or processing-time in a continuous job")
     dbx.add_argument("--schedule", default=_DEFAULTS.silver_schedule, metavar="CRON",
@@ -81,7 +87,8 @@ def run_bundle(args: argparse.Namespace, say: Callable[[str], None]) -> int:
         say(f"{args.output}: declarative pipeline {loaded.config.pipeline} ({', '.join(f.table for f in flows)}); "
             f"install its wheel, then: cd {args.output} && spark-pipelines run")
         return 0
-    options = DatabricksOptions(trigger=StreamTrigger(args.trigger),
+    options = DatabricksOptions(compute=Compute(args.compute), environment_version=args.environment_version,
+                                trigger=StreamTrigger(args.trigger),
                                 silver_schedule=args.schedule, checkpoint_volume=args.checkpoint_volume,
                                 spark_version=args.spark_version, node_type_id=args.node_type,
                                 num_workers=args.workers, secret_scope=args.secret_scope)
