@@ -145,11 +145,13 @@ def classic_conf(spec: EngineSpec, *, delta_pip: bool, jars: list[str] | None = 
 
 
 def platform_connect_session() -> SparkSession | None:
-    """The Spark Connect session the platform gives this process: the active Connect session
-    (Databricks serverless compute), else the one ``SPARK_REMOTE`` points to; None when there is
-    neither. It is borrowed: `stop_session` leaves it running."""
+    """The Spark Connect session the platform gives this process: the active Connect session,
+    else the builder's default session where the platform provides one (Databricks compute, which
+    sets ``DATABRICKS_RUNTIME_VERSION``; serverless gives a Spark Connect session) or where
+    ``SPARK_REMOTE`` names an endpoint; None when that is no Spark Connect session. It is
+    borrowed: `stop_session` leaves it running."""
     active = SparkSession.getActiveSession()
-    if active is None and os.environ.get("SPARK_REMOTE"):
+    if active is None and (os.environ.get("SPARK_REMOTE") or os.environ.get("DATABRICKS_RUNTIME_VERSION")):
         active = SparkSession.Builder().getOrCreate()
     if active is None or not _is_connect(active):
         return None
