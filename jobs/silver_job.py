@@ -9,7 +9,9 @@ Parses arguments, loads the pipeline file and calls `pipelines.silver_runner.run
 Streaming). Under ``spark-submit`` or on Databricks pass ``--engine spark`` so the job uses the
 Spark it was given: under ``spark-submit`` the session is built from spark-submit's settings
 (``--master``, ``--jars``, ``--conf``) plus the Delta extension and UTC, never a local master
-of its own; on Databricks the active session is used as is. The file's ``engine:`` is used
+of its own; on Databricks the active session is used as is. On serverless compute (a Spark
+Connect session given by the platform) pass ``--engine connect`` without ``--url``: the job
+uses that session (`pipelines.engine.platform_connect_session`). The file's ``engine:`` is used
 otherwise. Exit code 0 when every table applied, 1 when one failed, 2 (with the message, no
 traceback) when the pipeline file is invalid. Source passwords are not needed: the job never
 connects to a source.
@@ -25,7 +27,7 @@ from collections.abc import Sequence
 from pyspark.sql import SparkSession
 
 import pipelines
-from pipelines.engine import EngineSpec, classic_conf
+from pipelines.engine import EngineSpec, classic_conf, platform_connect_session
 from pipelines.silver_runner import run_silver
 from pipelines.silver_stream import TRIGGER_CHOICES, Trigger, run_streams, stream_refusal, stream_trigger
 from pipelines.validation import ConfigError, load_validated
@@ -40,7 +42,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--once", action="store_true", help="one pass over everything new, then exit")
     parser.add_argument("--engine", choices=["sail", "spark", "connect"], default=None,
                         help="override the file's engine kind (use 'spark' under spark-submit/Databricks)")
-    parser.add_argument("--url", default=None, help="Spark Connect URL for --engine connect")
+    parser.add_argument("--url", default=None,
+                        help="Spark Connect URL for --engine connect (without it: the session the platform "
+                             "gives the job, e.g. Databricks serverless)")
     parser.add_argument("--stream", action="store_true", help="run as Structured Streaming queries")
     parser.add_argument("--trigger", choices=TRIGGER_CHOICES, default=None,
                         help="with --stream: available-now (the default with --once) or processing-time")
@@ -70,7 +74,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     engine = cfg.engine
-    if args.engine is not None:
+    platform = None
+    if args.engine == "connect" and args.url is None:
+        platform = platform_connect_session()
+        if platform is None:
+            print("error: --engine connect without --url runs on the Spark Connect session the platform gives the "
+                  "job (Databricks serverless, or SPARK_REMOTE), and there is none; pass --url sc://host:port",
+                  file=sys.stderr)
+            return EXIT_CONFIG
+        # no URL to validate: the session exists already (run_silver/run_streams use it as given)
+        engine = EngineSpec.model_construct(kind="connect", url=None, conf=dict(cfg.engine.conf))
+    elif args.engine is not None:
         engine = EngineSpec(kind=args.engine, url=args.url, conf=dict(cfg.engine.conf))
     sources = cfg.topic_prefixes()
     trigger: Trigger = "available_now"
@@ -83,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if refusal is not None:
             print(f"error: {refusal}", file=sys.stderr)
             return EXIT_CONFIG
-    spark = submitted_session(engine)  # borrowed by the drivers' session factory, not stopped by them
+    spark = platform or submitted_session(engine)  # borrowed by the drivers' session factory, not stopped by them
     if args.stream:
         interval = cfg.silver_options.interval_seconds if args.interval is None else args.interval
         streamed = run_streams(root=cfg.lakehouse.root, engine=engine, tables=cfg.silver, options=cfg.silver_options,

@@ -6,7 +6,9 @@
   Databricks the active session is reused as is; otherwise a local session is built with the
   jars `scripts/setup.sh` fetched (``spark.jars``, see `pipelines.spark_jars`), else with
   ``configure_spark_with_delta_pip`` (delta-spark installed) or ``spark.jars.packages``.
-* ``connect``: a remote Spark Connect endpoint (``sc://host:port``, Databricks Connect).
+* ``connect``: a remote Spark Connect endpoint (``sc://host:port``, Databricks Connect), or,
+  for a job the platform gives a Spark Connect session (Databricks serverless compute; any
+  process with ``SPARK_REMOTE`` set), that session (`platform_connect_session`).
 
 ``conf`` entries are applied to the session (Spark SQL settings such as
 ``spark.sql.shuffle.partitions``). `stop_session` stops what `create_session` started,
@@ -31,7 +33,8 @@ from pipelines.engine_spec import EngineSpec
 from pipelines.sail_memory import configure_sail_allocator
 from pipelines.spark_jars import DELTA_SPARK_PACKAGE, DELTA_SQL_CONF, local_jars
 
-__all__ = ["DELTA_SPARK_PACKAGE", "EngineSpec", "classic_conf", "create_session", "engine_session", "stop_session"]
+__all__ = ["DELTA_SPARK_PACKAGE", "EngineSpec", "classic_conf", "create_session", "engine_session",
+           "platform_connect_session", "stop_session"]
 
 log = logging.getLogger(__name__)
 
@@ -139,6 +142,21 @@ def classic_conf(spec: EngineSpec, *, delta_pip: bool, jars: list[str] | None = 
         conf["spark.jars.packages"] = DELTA_SPARK_PACKAGE
     conf.update(spec.conf)
     return conf
+
+
+def platform_connect_session() -> SparkSession | None:
+    """The Spark Connect session the platform gives this process: the active Connect session,
+    else the builder's default session where the platform provides one (Databricks compute, which
+    sets ``DATABRICKS_RUNTIME_VERSION``; serverless gives a Spark Connect session) or where
+    ``SPARK_REMOTE`` names an endpoint; None when that is no Spark Connect session. It is
+    borrowed: `stop_session` leaves it running."""
+    active = SparkSession.getActiveSession()
+    if active is None and (os.environ.get("SPARK_REMOTE") or os.environ.get("DATABRICKS_RUNTIME_VERSION")):
+        active = SparkSession.Builder().getOrCreate()
+    if active is None or not _is_connect(active):
+        return None
+    _OWNED.setdefault(id(active), _Owned(borrowed=True, connect=True))
+    return active
 
 
 def _is_connect(spark: SparkSession) -> bool:

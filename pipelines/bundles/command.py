@@ -10,8 +10,9 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-from pipelines.bundles.databricks import DatabricksOptions, write_databricks_bundle
+from pipelines.bundles.databricks import Compute, DatabricksOptions, write_databricks_bundle
 from pipelines.bundles.declarative import Apply, DeclarativeOptions, DeclarativeTarget, write_declarative_bundle
+from pipelines.bundles.packed_env import PythonEnv, default_constraints
 from pipelines.bundles.spark_submit import StreamTrigger, write_spark_submit_bundle
 from pipelines.validation import load_validated
 
@@ -39,7 +40,20 @@ def add_bundle_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     submit = kind("spark-submit", "a folder with the wheel, the pipeline file, entrypoints and spark-submit scripts")
     submit.add_argument("--trigger", choices=[t.value for t in StreamTrigger], default="processing-time",
                         help="the silver streaming job's trigger (default: processing-time, runs until stopped)")
+    submit.add_argument("--python-env", choices=[p.value for p in PythonEnv], default=PythonEnv.PY_FILES.value,
+                        help="py-files: ship the wheel with --py-files (its requirements installed on the nodes); "
+                             "archive: ship a packed virtualenv (the wheel and its pinned requirements) with "
+                             "--archives (default: %(default)s)")
+    submit.add_argument("--constraints", type=Path, default=None, metavar="FILE",
+                        help="with --python-env archive: the pip constraints file pinning the environment "
+                             "(default: the source tree's constraints.txt)")
     dbx = kind("databricks", "a Databricks Asset Bundle (databricks.yml, a capture job and a silver job)")
+    dbx.add_argument("--compute", choices=[c.value for c in Compute], default=_DEFAULTS.compute.value,
+                     help="job-cluster: job clusters, silver as Structured Streaming; serverless: serverless "
+                          "environments, silver as the scheduled incremental runner, a job cluster only for a job "
+                          "that needs the pipeline file's secrets (default: %(default)s)")
+    dbx.add_argument("--environment-version", default=_DEFAULTS.environment_version, metavar="VERSION",
+                     help="with --compute serverless: the serverless environment version (default: %(default)s)")
     dbx.add_argument("--trigger", choices=[t.value for t in StreamTrigger], default=_DEFAULTS.trigger.value,
                      help="silver: available-now on a schedule (default) or processing-time in a continuous job")
     dbx.add_argument("--schedule", default=_DEFAULTS.silver_schedule, metavar="CRON",
@@ -70,9 +84,14 @@ def run_bundle(args: argparse.Namespace, say: Callable[[str], None]) -> int:
     if args.wheel is None:
         say("building the cdc-lakehouse wheel from its sources...")
     if args.bundle_kind == "spark-submit":
+        python_env = PythonEnv(args.python_env)
+        if python_env is PythonEnv.ARCHIVE:
+            say("building and packing the job environment (pip, venv-pack)...")
         made = write_spark_submit_bundle(loaded.config, loaded.path, args.output, wheel=args.wheel,
-                                         trigger=StreamTrigger(args.trigger))
-        say(f"{args.output}: spark-submit bundle of {loaded.config.pipeline} ({made.wheel}); see its README.md")
+                                         trigger=StreamTrigger(args.trigger), python_env=python_env,
+                                         constraints=args.constraints or default_constraints())
+        shipped = "env.tar.gz" if made.python_env is PythonEnv.ARCHIVE else made.wheel
+        say(f"{args.output}: spark-submit bundle of {loaded.config.pipeline} ({shipped}); see its README.md")
         return 0
     if args.bundle_kind == "pipelines":
         flows = write_declarative_bundle(loaded.config, loaded.path, args.output, wheel=args.wheel,
@@ -81,7 +100,8 @@ def run_bundle(args: argparse.Namespace, say: Callable[[str], None]) -> int:
         say(f"{args.output}: declarative pipeline {loaded.config.pipeline} ({', '.join(f.table for f in flows)}); "
             f"install its wheel, then: cd {args.output} && spark-pipelines run")
         return 0
-    options = DatabricksOptions(trigger=StreamTrigger(args.trigger),
+    options = DatabricksOptions(compute=Compute(args.compute), environment_version=args.environment_version,
+                                trigger=StreamTrigger(args.trigger),
                                 silver_schedule=args.schedule, checkpoint_volume=args.checkpoint_volume,
                                 spark_version=args.spark_version, node_type_id=args.node_type,
                                 num_workers=args.workers, secret_scope=args.secret_scope)

@@ -19,18 +19,31 @@ long-running task would hold a scheduled job's run open:
 And ``<pipeline>_maintain``: ``cdc-lakehouse maintain`` (compaction, VACUUM, bronze retention)
 every hour on a single-node cluster, plain Python like the capture (it needs no connector extra).
 
-Compute: job clusters in dedicated (single user) access mode, where a wheel task has a
-classic Spark session: the silver job applies through the classic session (`engine: spark`),
-and the capture runs on a single-node cluster. The pipeline file's ``${VAR}`` references become
-the clusters' environment variables, read from a Databricks secret scope. Serverless compute is
-not offered: its sessions are Spark Connect sessions and it sets no environment variables, so
-neither the silver job nor a capture with secrets could run there. Checkpoints go under the lakehouse root
-(``<root>/silver/_checkpoints``) or a Unity Catalog volume. Schedules are paused in the dev
-target and run in prod. The files are built from the dataclasses below and written with PyYAML.
+Compute (`Compute`), one of:
+
+* ``job-cluster`` (the default): job clusters in dedicated (single user) access mode, where a
+  wheel task has a classic Spark session: the silver job applies through the classic session
+  (``--engine spark``) as Structured Streaming, and the capture runs on a single-node cluster.
+  The pipeline file's ``${VAR}`` references become the clusters' environment variables, read
+  from a Databricks secret scope.
+* ``serverless``: the jobs get a serverless environment (``environments`` with the wheel and
+  its requirements as dependencies, tasks with ``environment_key``, no cluster). Its session is
+  a Spark Connect session, so the silver task runs the incremental runner through it
+  (``--engine connect --once``, no stream checkpoints), on the schedule. Serverless tasks get
+  no secrets as environment variables, so a job whose task needs the pipeline file's ``${VAR}``
+  secrets (the capture with a database password, maintenance with storage keys) keeps its
+  single-node job cluster; the others have no cluster.
+
+Checkpoints of the job-cluster silver streams go under the lakehouse root
+(``<root>/silver/_checkpoints``) or a Unity Catalog volume. Silver tables that declare
+``catalog_table: catalog.schema.table`` are written under that Unity Catalog name by the silver
+job on either compute. Schedules are paused in the dev target and run in prod. The files are
+built from the dataclasses below and written with PyYAML.
 """
 
 from __future__ import annotations
 
+import enum
 import re
 import shutil
 from dataclasses import dataclass
@@ -46,7 +59,7 @@ from pipelines.bundles.wheel import DISTRIBUTION, extra_requirements, take_wheel
 from pipelines.config import _ENV_REF, PipelineConfig
 from pipelines.extras import CONNECTOR_DRIVERS
 
-__all__ = ["DatabricksOptions", "bundle_documents", "write_databricks_bundle"]
+__all__ = ["Compute", "DatabricksOptions", "bundle_documents", "write_databricks_bundle"]
 
 CAPTURE_ENTRY_POINT = "cdc-lakehouse-task"
 SILVER_ENTRY_POINT = "cdc-lakehouse-silver-job"
@@ -55,12 +68,25 @@ CAPTURE_RESTART_CRON = "0 0/10 * * * ?"
 MAINTAIN_CRON = "0 0 * * * ?"
 """The maintenance job's schedule: every hour."""
 _VOLUME = re.compile(r"^[A-Za-z0-9_]+\.[A-Za-z0-9_]+\.[A-Za-z0-9_]+$")
+_VAR_REF = re.compile(r"\$\{var\.([A-Za-z0-9_]+)\}")
+ENVIRONMENT_KEY = "default"
+"""The key of a serverless job's one environment."""
+
+
+class Compute(enum.StrEnum):
+    """Where the jobs run (see the module doc)."""
+
+    JOB_CLUSTER = "job-cluster"
+    SERVERLESS = "serverless"
 
 
 @dataclass(frozen=True)
 class DatabricksOptions:
     """The choices of ``bundle databricks`` (its command-line options)."""
 
+    compute: Compute = Compute.JOB_CLUSTER
+    environment_version: str = "4"
+    """Serverless environment version (its Python and Databricks Connect)."""
     trigger: StreamTrigger = StreamTrigger.AVAILABLE_NOW
     silver_schedule: str = "0 0/15 * * * ?"
     checkpoint_volume: str | None = None
@@ -89,9 +115,10 @@ class WheelTask:
     parameters: tuple[str, ...]
     max_retries: int
     libraries: tuple[str, ...] = ()
-    """The wheel's path and PyPI requirements (the task's ``libraries``)."""
+    """The wheel's path and PyPI requirements (the task's ``libraries``, or on serverless its
+    environment's dependencies)."""
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self, serverless: bool = False) -> dict[str, Any]:
         task: dict[str, Any] = {
             "task_key": self.key,
             "python_wheel_task": {"package_name": DISTRIBUTION, "entry_point": self.entry_point,
@@ -99,6 +126,9 @@ class WheelTask:
         }
         if self.max_retries:
             task |= {"max_retries": self.max_retries, "min_retry_interval_millis": 60000, "retry_on_timeout": True}
+        if serverless:
+            task["environment_key"] = ENVIRONMENT_KEY
+            return task
         task["job_cluster_key"] = "main"
         task["libraries"] = [{"whl": lib} if lib.endswith(".whl") else {"pypi": {"package": lib}}
                              for lib in self.libraries]
@@ -107,23 +137,31 @@ class WheelTask:
 
 @dataclass(frozen=True)
 class JobResource:
-    """One job: its tasks, its job cluster and trigger (a cron schedule, or continuous)."""
+    """One job: its tasks, its compute (a job cluster, or None: serverless) and trigger (a cron
+    schedule, or continuous)."""
 
     name: str
     tasks: tuple[WheelTask, ...]
-    cluster: JobCluster
+    cluster: JobCluster | None
     schedule: str | None = None
     continuous: bool = False
 
     def as_dict(self) -> dict[str, Any]:
+        serverless = self.cluster is None
         job: dict[str, Any] = {"name": self.name, "max_concurrent_runs": 1,
-                               "tasks": [t.as_dict() for t in self.tasks]}
+                               "tasks": [t.as_dict(serverless) for t in self.tasks]}
         if self.schedule is not None:
             job["schedule"] = {"quartz_cron_expression": self.schedule, "timezone_id": "UTC",
                                "pause_status": "${var.pause_status}"}
         if self.continuous:
             job["continuous"] = {"pause_status": "${var.pause_status}"}
-        job["job_clusters"] = [{"job_cluster_key": "main", "new_cluster": self.cluster.as_dict()}]
+        if self.cluster is None:
+            dependencies = list(dict.fromkeys(lib for t in self.tasks for lib in t.libraries))
+            job["environments"] = [{"environment_key": ENVIRONMENT_KEY,
+                                    "spec": {"environment_version": "${var.environment_version}",
+                                             "dependencies": dependencies}}]
+        else:
+            job["job_clusters"] = [{"job_cluster_key": "main", "new_cluster": self.cluster.as_dict()}]
         return job
 
 
@@ -159,6 +197,7 @@ def _checkpoints(config: PipelineConfig, options: DatabricksOptions) -> str:
 
 
 def _variables(config: PipelineConfig, options: DatabricksOptions) -> dict[str, Variable]:
+    """Every variable a bundle may use (`bundle_documents` declares those its jobs use)."""
     variables = {
         "pipeline_file": Variable("the pipeline file, as synced to the workspace",
                                   f"${{workspace.file_path}}/{PIPELINE_FILE}"),
@@ -166,13 +205,13 @@ def _variables(config: PipelineConfig, options: DatabricksOptions) -> dict[str, 
                                 _checkpoints(config, options)),
         "pause_status": Variable("PAUSED or UNPAUSED: the jobs' schedules and continuous trigger", "PAUSED"),
     }
-    if options.trigger is StreamTrigger.AVAILABLE_NOW:
-        variables["silver_schedule"] = Variable("when the silver job runs (Quartz cron, UTC)",
-                                                options.silver_schedule)
     return variables | {
-            "spark_version": Variable("Databricks Runtime of the job clusters", options.spark_version),
-            "node_type_id": Variable("node type of the job clusters", options.node_type_id),
-            "num_workers": Variable("workers of the silver job's cluster", options.num_workers),
+        "silver_schedule": Variable("when the silver job runs (Quartz cron, UTC)", options.silver_schedule),
+        "environment_version": Variable("serverless environment version of the serverless jobs",
+                                        options.environment_version),
+        "spark_version": Variable("Databricks Runtime of the job clusters", options.spark_version),
+        "node_type_id": Variable("node type of the job clusters", options.node_type_id),
+        "num_workers": Variable("workers of the silver job's cluster", options.num_workers),
         "secret_scope": Variable("the secret scope holding the pipeline file's ${VAR} values",
                                  options.secret_scope),
     }
@@ -207,6 +246,13 @@ def check_options(config: PipelineConfig, pipeline_text: str, options: Databrick
     _checkpoints(config, options)
     if options.num_workers < 1:
         raise _problem("--workers", f"the silver cluster needs at least one worker, not {options.num_workers}")
+    if options.compute is Compute.SERVERLESS:
+        if options.trigger is StreamTrigger.PROCESSING_TIME:
+            raise _problem("--trigger", "serverless compute runs the silver job on a schedule (the incremental "
+                                        "runner); processing-time (a continuous job) needs --compute job-cluster")
+        if options.checkpoint_volume is not None:
+            raise _problem("--checkpoint-volume", "the serverless silver job runs the incremental runner, which "
+                                                  "keeps no stream checkpoints; use it with --compute job-cluster")
 
 
 def bundle_documents(config: PipelineConfig, pipeline_text: str, wheel: Path,
@@ -226,38 +272,49 @@ def bundle_documents(config: PipelineConfig, pipeline_text: str, wheel: Path,
     capture_libs = (wheel_path, *extra_requirements(wheel, set(extras)))
     silver_libs = (wheel_path,)
     pipeline = config.pipeline
+    serverless = options.compute is Compute.SERVERLESS
     capture = WheelTask("capture", CAPTURE_ENTRY_POINT, ("capture", "-c", "${var.pipeline_file}"),
                         max_retries=-1, libraries=capture_libs)
     maintain = WheelTask("maintain", CAPTURE_ENTRY_POINT, ("maintain", "-c", "${var.pipeline_file}"),
                          max_retries=0, libraries=(wheel_path,))
     continuous = options.trigger is StreamTrigger.PROCESSING_TIME
-    silver = WheelTask("silver", SILVER_ENTRY_POINT,
-                       ("-c", "${var.pipeline_file}", "--engine", "spark", "--stream", "--trigger",
-                        str(options.trigger), "--checkpoints", "${var.checkpoints}"),
+    if serverless:  # the platform's Spark Connect session, the incremental runner (see the module doc)
+        silver_args: tuple[str, ...] = ("-c", "${var.pipeline_file}", "--engine", "connect", "--once")
+    else:
+        silver_args = ("-c", "${var.pipeline_file}", "--engine", "spark", "--stream", "--trigger",
+                       str(options.trigger), "--checkpoints", "${var.checkpoints}")
+    silver = WheelTask("silver", SILVER_ENTRY_POINT, silver_args,
                        max_retries=0 if continuous else 2, libraries=silver_libs)
+
+    def single_node(needs: list[str]) -> JobCluster | None:
+        """A single-node cluster with ``needs`` as secret environment variables; serverless (None)
+        when nothing is needed there."""
+        return None if serverless and not needs else JobCluster(single_node=True, secrets=tuple(needs))
+
     jobs = {
-        f"{pipeline}_capture": JobResource(f"{pipeline} capture", (capture,),
-                                           JobCluster(single_node=True, secrets=tuple(secrets)),
+        f"{pipeline}_capture": JobResource(f"{pipeline} capture", (capture,), single_node(secrets),
                                            schedule=CAPTURE_RESTART_CRON),
-        f"{pipeline}_silver": JobResource(f"{pipeline} silver", (silver,), JobCluster(single_node=False),
+        f"{pipeline}_silver": JobResource(f"{pipeline} silver", (silver,),
+                                          None if serverless else JobCluster(single_node=False),
                                           schedule=None if continuous else "${var.silver_schedule}",
                                           continuous=continuous),
         # no database secret: only those the lakehouse's storage options reference
-        f"{pipeline}_maintain": JobResource(f"{pipeline} maintenance", (maintain,),
-                                            JobCluster(single_node=True, secrets=tuple(lakehouse_secrets)),
+        f"{pipeline}_maintain": JobResource(f"{pipeline} maintenance", (maintain,), single_node(lakehouse_secrets),
                                             schedule=MAINTAIN_CRON),
     }
+    resources = {"resources": {"jobs": {key: job.as_dict() for key, job in jobs.items()}}}
+    used = set(_VAR_REF.findall(yaml.safe_dump(resources)))
     databricks_yml = {
         "bundle": {"name": pipeline},
         "include": ["resources/*.yml"],
-        "variables": {k: v.as_dict() for k, v in _variables(config, options).items()},
+        "variables": {k: v.as_dict() for k, v in _variables(config, options).items()
+                      if k in used | {"pause_status"}},
         "targets": {
             "dev": {"mode": "development", "default": True, "variables": {"pause_status": "PAUSED"}},
             "prod": {"mode": "production", "variables": {"pause_status": "UNPAUSED"},
                      "workspace": {"root_path": "/Workspace/Shared/.bundle/${bundle.name}/${bundle.target}"}},
         },
     }
-    resources = {"resources": {"jobs": {key: job.as_dict() for key, job in jobs.items()}}}
     return databricks_yml, resources
 
 

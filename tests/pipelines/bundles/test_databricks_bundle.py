@@ -3,7 +3,9 @@ typed classes (``Job.from_dict`` rejects unknown fields; ``as_dict`` gives the s
 back) and, with the target's variables substituted, into ``databricks-sdk``'s Jobs API model
 (``JobSettings``) unchanged; every ``${var.*}`` used is declared and every declared one used;
 the targets, resource keys, wheel entry points, libraries, secrets and checkpoints are checked;
-a sample pipeline's output is compared with the checked-in snapshot.
+serverless jobs (``--compute serverless``) have environments instead of clusters, except a job
+that needs secrets; a sample pipeline's output (both computes) is compared with the checked-in
+snapshots.
 
 Regenerate the snapshot after an intended change (then review the diff)::
 
@@ -90,7 +92,8 @@ def entry_points(wheel: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("options", [(), ("--checkpoint-volume", "main.cdc.state", "--workers", "4"),
-                                     ("--trigger", "processing-time")], ids=["default", "volume", "continuous"])
+                                     ("--trigger", "processing-time"), ("--compute", "serverless")],
+                         ids=["default", "volume", "continuous", "serverless"])
 def test_every_job_loads_into_the_typed_bundle_and_sdk_models(wheel, tmp_path, options):
     bundle, jobs = build(wheel, tmp_path / "out", *options)
     assert set(jobs) == {"shop_capture", "shop_silver", "shop_maintain"}
@@ -167,7 +170,44 @@ def test_checkpoints_in_a_unity_catalog_volume(wheel, tmp_path):
     assert bundle["variables"]["checkpoints"]["default"] == "/Volumes/main/cdc/state/shop/checkpoints"
 
 
+def test_serverless_jobs_use_environments_and_the_platforms_session(wheel, tmp_path):
+    bundle, jobs = build(wheel, tmp_path / "out", "--compute", "serverless", "--environment-version", "3")
+    variables = target_variables(bundle, "prod")
+    silver, maintain, capture = jobs["shop_silver"], jobs["shop_maintain"], jobs["shop_capture"]
+    wheel_path = f"../dist/{wheel.name}"
+    for job in (silver, maintain):  # no cluster: a serverless environment with the wheel
+        assert "job_clusters" not in job
+        assert job["environments"] == [{"environment_key": "default",
+                                        "spec": {"environment_version": "${var.environment_version}",
+                                                 "dependencies": [wheel_path]}}]
+        (task,) = job["tasks"]
+        assert task["environment_key"] == "default" and "libraries" not in task and "job_cluster_key" not in task
+    assert bundle["variables"]["environment_version"]["default"] == "3"
+    parsed = parse_args(substitute(silver["tasks"][0]["python_wheel_task"]["parameters"], variables))
+    assert parsed.engine == "connect" and parsed.url is None and parsed.once and not parsed.stream
+    assert silver["schedule"]["quartz_cron_expression"] == "${var.silver_schedule}"
+    # the capture needs PG_PASSWORD, which serverless tasks cannot get from a secret scope: a job cluster
+    assert "environments" not in capture
+    cluster = capture["job_clusters"][0]["new_cluster"]
+    assert cluster["spark_env_vars"] == {"PG_PASSWORD": "{{secrets/${var.secret_scope}/PG_PASSWORD}}"}
+    assert "checkpoints" not in bundle["variables"] and "num_workers" not in bundle["variables"]
+
+
+def test_serverless_without_secrets_has_no_cluster_at_all(wheel, tmp_path):
+    config = tmp_path / "pipeline.yaml"
+    config.write_text(SAMPLE.read_text().replace(', password: "${PG_PASSWORD}"', ""))
+    bundle, jobs = build(wheel, tmp_path / "out", "--compute", "serverless", config=config)
+    assert all("job_clusters" not in job and "environments" in job for job in jobs.values())
+    (capture_env,) = jobs["shop_capture"]["environments"]
+    deps = capture_env["spec"]["dependencies"]
+    assert deps[0] == f"../dist/{wheel.name}"
+    assert {d.split(">")[0].split("[")[0] for d in deps[1:]} == {"psycopg", "psycopg2-binary"}
+    assert not {"spark_version", "node_type_id", "num_workers", "secret_scope"} & set(bundle["variables"])
+
+
 @pytest.mark.parametrize(("options", "message"), [
+    (("--compute", "serverless", "--trigger", "processing-time"), "processing-time (a continuous job) needs"),
+    (("--compute", "serverless", "--checkpoint-volume", "main.cdc.state"), "keeps no stream checkpoints"),
     (("--checkpoint-volume", "main.cdc.state/x"), "is not a Unity Catalog volume name"),
     (("--workers", "0"), "needs at least one worker, not 0"),
     (("--checkpoint-volume", "main.cdc"), "is not a Unity Catalog volume name"),
@@ -180,17 +220,20 @@ def test_options_that_do_not_fit_exit_2_and_write_nothing(wheel, tmp_path, capsy
     assert not out.exists() and os.listdir(tmp_path) == []
 
 
-def test_snapshot_of_the_sample_pipeline(wheel, tmp_path):
+@pytest.mark.parametrize(("expected", "options"),
+                         [("expected", ()), ("expected-serverless", ("--compute", "serverless"))],
+                         ids=["job-cluster", "serverless"])
+def test_snapshot_of_the_sample_pipeline(wheel, tmp_path, expected, options):
     out = tmp_path / "out"
-    build(wheel, out)
+    build(wheel, out, *options)
     generated = {p.relative_to(out).as_posix(): p.read_text() for p in sorted(out.rglob("*.yml"))}
     generated["dist"] = "\n".join(sorted(p.name for p in (out / "dist").iterdir())) + "\n"
-    expected_dir = SNAPSHOTS / "expected"
+    expected_dir = SNAPSHOTS / expected
     if os.environ.get("UPDATE_SNAPSHOTS"):
         shutil.rmtree(expected_dir, ignore_errors=True)
         for name, text in generated.items():
             (expected_dir / name).parent.mkdir(parents=True, exist_ok=True)
             (expected_dir / name).write_text(text)
-    expected = {p.relative_to(expected_dir).as_posix(): p.read_text()
-                for p in sorted(expected_dir.rglob("*")) if p.is_file()}
-    assert generated == expected, "the bundle differs from the snapshot; see this file's docstring to regenerate"
+    expected_files = {p.relative_to(expected_dir).as_posix(): p.read_text()
+                      for p in sorted(expected_dir.rglob("*")) if p.is_file()}
+    assert generated == expected_files, "the bundle differs from the snapshot; see this file's docstring to regenerate"

@@ -99,7 +99,7 @@ def test_builds_its_wheel_from_the_sources(config, tmp_path):
     assert exec_line(out / "bin" / "silver-stream.sh")[-2:] == ["--trigger", "available-now"]
 
 
-@pytest.mark.parametrize("case", ["not empty", "invalid pipeline", "not a wheel"])
+@pytest.mark.parametrize("case", ["not empty", "invalid pipeline", "not a wheel", "no constraints file"])
 def test_bad_input_exits_2_and_writes_nothing(wheel, config, tmp_path, capsys, case):
     out = tmp_path / "bundle"
     args = ["bundle", "spark-submit", "-c", str(config), "-o", str(out), "--wheel", str(wheel)]
@@ -110,9 +110,12 @@ def test_bad_input_exits_2_and_writes_nothing(wheel, config, tmp_path, capsys, c
     elif case == "invalid pipeline":
         config.write_text(PIPELINE.replace("lakehouse: {root: /data/lake}", "lakehouse: {rot: /data/lake}"))
         expected = f"{config}:2"
-    else:
+    elif case == "not a wheel":
         args[-1] = str(config)
         expected = "is not a cdc-lakehouse wheel"
+    else:
+        args += ["--python-env", "archive", "--constraints", str(tmp_path / "pins.txt")]
+        expected = f"--constraints: {tmp_path / 'pins.txt'} is not a file"
     before = sorted(os.listdir(tmp_path))
     assert main(args) == 2
     err = capsys.readouterr().err
