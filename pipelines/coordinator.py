@@ -184,6 +184,10 @@ class Coordinator:
                 return
             self._snapshot_completed = True
             self.metrics.snapshot_ended()
+        else:
+            # no data snapshot is planned (snapshot.mode no_data/never, or it completed before):
+            # there is no partial snapshot for silver to wait for
+            self._snapshot_completed = True
         if plan.stream and self.stop.is_set():
             self.result.stopped = True  # asked to stop as the snapshot ended
         elif plan.stream:

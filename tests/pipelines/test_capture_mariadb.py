@@ -252,6 +252,9 @@ def test_no_data_records_the_structure_then_streams_from_now(mariadb_db, tmp_pat
     assert [(v["op"], v["after"]) for v in data] == [("c", {"id": 2, "v": "new"})]
     history = DeltaTable(history_path(root, "my")).to_pyarrow_table().to_pylist()
     assert any("CREATE TABLE `t`" in orjson.loads(h["value"])["ddl"] for h in history)
+    # no data snapshot is planned, so none is incomplete: silver must not wait for one
+    offsets = DeltaTable(offsets_path(root, "my")).to_pyarrow_table(columns=["batch", "snapshot_completed"])
+    assert offsets.num_rows > 0 and all(offsets.column("snapshot_completed").to_pylist()), offsets.to_pylist()
 
 
 @pytest.mark.parametrize("option, value, listed", [
