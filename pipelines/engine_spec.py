@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = ["DEFAULT_SERVER_MEMORY_MB", "EngineSpec"]
 
-DEFAULT_SERVER_MEMORY_MB = 1024
+DEFAULT_SERVER_MEMORY_MB = 512
 """``engine.server_memory_mb``'s default: the Sail server's resident memory that makes a looping
 run restart it between passes."""
 
