@@ -13,7 +13,8 @@ from them, so a restart loses nothing and applies nothing twice.
 The child prints one line, ``sail-server <host> <port>``, once it listens, then serves until its
 standard input closes: the parent closes it to stop the server, and a parent that dies closes
 it too, so the server never outlives the run. Ctrl-C in a terminal reaches the whole process
-group; the child ignores it and lets the parent end the pass and stop it.
+group, and a service manager may send SIGTERM to the whole group; the child blocks both and
+lets the parent end the pass and stop it (SIGKILL still ends it).
 """
 
 from __future__ import annotations
@@ -142,7 +143,11 @@ def _first_line(proc: subprocess.Popen[str], timeout: float) -> str:
 
 def _serve() -> int:
     """The child: start the server, say where it listens, serve until stdin closes."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops us, after its pass
+    # The parent stops us after its pass: a Ctrl-C in the terminal or a SIGTERM to the whole group
+    # (systemd, a container runtime) must not cut a pass short. Sail's server installs its own
+    # handlers for both (it stops serving), which ignoring them does not prevent: block them in
+    # every thread instead (the server's threads inherit this thread's mask).
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     configure_sail_allocator()
     from pysail.spark import SparkConnectServer
 

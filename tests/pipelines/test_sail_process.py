@@ -3,6 +3,8 @@ budget, and silver stays equal to what bronze holds across the restarts."""
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 
@@ -11,6 +13,7 @@ import pytest
 from deltalake import DeltaTable
 from pydantic import ValidationError
 
+from pipelines import engine as engine_module
 from pipelines import silver_runner
 from pipelines.engine import EngineSpec, create_session, server_rss_bytes, stop_session
 from pipelines.silver_runner import run_silver
@@ -46,6 +49,30 @@ def test_a_child_server_session_reports_its_memory_and_stops_with_the_session():
     finally:
         stop_session(spark)
     assert not (_children() & started)  # the server process is gone
+
+
+@pytest.mark.spark
+def test_the_server_process_outlives_signals_to_the_group_and_stops_when_the_session_does():
+    spark = create_session(EngineSpec(server="process"))
+    child = engine_module._OWNED[id(spark)].child
+    assert child is not None
+    done: list[int] = []
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):  # Ctrl-C, a service manager stopping the group
+            os.kill(child.process.pid, sig)
+        time.sleep(0.5)
+        query = threading.Thread(target=lambda: done.append(spark.range(3).count()), daemon=True)
+        query.start()
+        query.join(60)  # a server that stopped serving leaves its client retrying for minutes
+    finally:
+        if done:
+            stop_session(spark)
+        else:  # the session cannot be stopped cleanly: end its server, leave the client
+            engine_module._OWNED.pop(id(spark), None)
+            child.process.kill()
+            child.process.wait()
+    assert done == [3], "the server stopped serving after the signals"
+    assert child.process.returncode == 0
 
 
 @pytest.mark.spark
