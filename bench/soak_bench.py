@@ -75,6 +75,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--command", choices=("run", "capture"), default="run",
                    help="what to soak: `cdc-lakehouse run` (capture and silver) or `capture` alone (no silver: "
                         "no lag, no final check)")
+    p.add_argument("--sail-server", choices=("auto", "process", "embedded"), default=None,
+                   help="engine.server: where the Sail server runs (default: the pipeline default, auto)")
+    p.add_argument("--server-memory-mb", type=int, default=None,
+                   help="engine.server_memory_mb: restart the Sail server process between passes above this")
     p.add_argument("--label", default="", help="a note stored with the results (e.g. the commit measured)")
     p.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
     p.add_argument("--workdir", type=Path, default=None, help="scratch directory (default: a new temp dir)")
@@ -96,20 +100,29 @@ def _pipeline(root: Path, port: int, tables: list[str], a: argparse.Namespace) -
             f"    options: {{slot.name: soak_slot, snapshot.mode: initial, table.include.list: '{include}'}}\n"
             f"    capture: {{commit_interval_ms: {a.commit_interval_ms}}}\n"
             f"silver_options: {{interval_seconds: {a.silver_interval:g}}}\n"
-            f"silver:\n{silver}")
+            f"{_engine(a)}silver:\n{silver}")
 
 
-def tree_rss(pid: int) -> tuple[int, int]:
-    """RSS in bytes of process ``pid`` and all its descendants, and how many processes that is."""
+def _engine(a: argparse.Namespace) -> str:
+    keys = {"server": a.sail_server, "server_memory_mb": a.server_memory_mb}
+    given = ", ".join(f"{k}: {v}" for k, v in keys.items() if v is not None)
+    return f"engine: {{kind: sail, {given}}}\n" if given else ""
+
+
+def tree_rss(pid: int) -> tuple[int, int, int]:
+    """RSS in bytes of process ``pid`` and all its descendants, how many processes that is, and the
+    RSS of ``pid`` alone (the rest is the Sail server's process when it runs in a child)."""
     root = psutil.Process(pid)
     procs = [root, *root.children(recursive=True)]
-    total = 0
+    total = own = 0
     for proc in procs:
         try:
-            total += proc.memory_info().rss
+            rss = proc.memory_info().rss
         except psutil.NoSuchProcess:
             continue
-    return total, len(procs)
+        total += rss
+        own = rss if proc is root else own
+    return total, len(procs), own
 
 
 @dataclass
@@ -165,7 +178,7 @@ class Sampler(threading.Thread):
         last_say = 0.0
         while not self.stop_event.wait(self.interval):
             try:
-                rss, procs = tree_rss(self.pid)
+                rss, procs, own = tree_rss(self.pid)
             except psutil.NoSuchProcess:
                 return
             now = time.time()
@@ -175,6 +188,7 @@ class Sampler(threading.Thread):
             events = sum(v[0] for v in known) if known else None
             lag_s = max(v[1] for v in known) if known else None
             self.samples.append({"t": now, "elapsed_s": elapsed, "rss_mb": rss / 2**20, "procs": procs,
+                                 "rss_run_mb": own / 2**20,
                                  "lag_events": events, "lag_s": lag_s, "tables_known": len(known), "load": load})
             if elapsed - last_say >= 60:
                 last_say = elapsed
@@ -214,6 +228,8 @@ def analyse(samples: list[dict[str, Any]], start: float, warmup_s: float, end: f
         "rss_max_mb": max(rss), "rss_growth": (max(rss) - min(rss)) / min(rss),
         "rss_first_to_last": (rss[-1] - rss[0]) / rss[0],
         "rss_slope_mb_per_min": _slope_per_min([(s["t"] - start, s["rss_mb"]) for s in window]),
+        "rss_run_slope_mb_per_min": _slope_per_min([(s["t"] - start, s["rss_run_mb"]) for s in window]),
+        "rss_run_first_mb": window[0]["rss_run_mb"], "rss_run_last_mb": window[-1]["rss_run_mb"],
         "load_max": max(s["load"] for s in window), "load_mean": sum(s["load"] for s in window) / len(window),
     }
     if lags:
@@ -233,6 +249,7 @@ def lag_bounded(r: dict[str, Any], silver_interval: float) -> bool:
     return bool(r["lag_last_third_max_s"] <= max(1.5 * r["lag_first_third_max_s"], floor))
 
 
+RESTART_LINE = re.compile(r"silver: the Sail server process restarted in ([0-9.]+)s")
 PASS_LINE = re.compile(r"silver (\S+): (\d+) events .* in ([0-9.]+)s$")
 
 
@@ -358,7 +375,9 @@ def run_soak(a: argparse.Namespace, workdir: Path, say: Say) -> dict[str, Any]:
                 run.wait(30)
         run_log.close()
         server.stop()
-    out["passes"] = silver_passes((logs / "run.log").read_text(errors="replace"))
+    text = (logs / "run.log").read_text(errors="replace")
+    out["passes"] = silver_passes(text)
+    out["server_restarts_s"] = [float(m.group(1)) for m in RESTART_LINE.finditer(text)]
     return out
 
 
@@ -423,19 +442,24 @@ def render(s: dict[str, Any]) -> str:
              f"{r.get('lag_first_third_max_s', float('nan')):.1f}s); silver "
              f"{'equals' if s.get('silver_equals_source') else 'does NOT equal'} the source.")
             if silver else "`capture` alone: no silver, no lag.")
+    restarts = s.get("server_restarts_s", [])
+    restart = (f"{len(restarts)} ({sum(restarts) / len(restarts):.1f}s each)" if restarts else "0")
+    split = (f"| {r.get('rss_run_first_mb', 0):,.0f} -> {r.get('rss_run_last_mb', 0):,.0f} "
+             f"| {r.get('rss_run_slope_mb_per_min', 0):+.2f} | {restart} ")
     return (f"### Soak of `cdc-lakehouse {s.get('command', 'run')}`: {s['tables']} tables, "
             f"{s['rate']:,.0f} changes/s asked, {s['minutes']:g} min "
             f"({s['warmup_minutes']:g} min warm-up){label}\n\n"
             "| Changes/s achieved | RSS after warm-up min / max MB | growth (max-min)/min | first -> last MB "
             "| slope MB/min | lag p50 / p95 / max s | lag events p50 / p95 / max "
             "| s per increment (first -> last fifth) "
-            "| silver = source | Load avg (mean / max) |\n"
-            "|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n"
+            "| silver = source | Load avg (mean / max) | run process alone first -> last MB | its slope MB/min "
+            "| Sail server restarts |\n"
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|\n"
             f"| {w.get('rate', 0):,.0f} | {r['rss_min_mb']:,.0f} / {r['rss_max_mb']:,.0f} "
             f"| {100 * r['rss_growth']:.1f}% "
             f"| {r['rss_first_mb']:,.0f} -> {r['rss_last_mb']:,.0f} | {r['rss_slope_mb_per_min']:+.2f} | {lag} "
             f"| {events} | {_pass_trend(s.get('passes', []))} "
-            f"| {equal} | {r['load_mean']:.1f} / {busy} |\n\n"
+            f"| {equal} | {r['load_mean']:.1f} / {busy} {split}|\n\n"
             f"Verdict: **{verdict}**: RSS growth after warm-up {100 * r['rss_growth']:.1f}% "
             f"({'<=' if growth_ok else '>'} {100 * GROWTH_TARGET:.0f}%); {tail}\n")
 

@@ -1,7 +1,9 @@
 """Spark engine selection (``engine:`` in the pipeline YAML) and the session factory.
 
-* ``sail`` (default): starts `pysail`'s Spark Connect server in this process on a free
-  127.0.0.1 port and connects to it. No JVM, native Delta Lake.
+* ``sail`` (default): starts `pysail`'s Spark Connect server on a free 127.0.0.1 port and
+  connects to it. No JVM, native Delta Lake. The server runs in this process, or, for a looping
+  run (``looping=True``, see `EngineSpec.server`), in a child process that the run can restart
+  between passes (`pipelines.sail_process`; `server_rss_bytes` reads its memory).
 * ``spark``: a classic ``SparkSession`` with Delta Lake. Under ``spark-submit`` or on
   Databricks the active session is reused as is; otherwise a local session is built with the
   jars `scripts/setup.sh` fetched (``spark.jars``, see `pipelines.spark_jars`), else with
@@ -31,10 +33,11 @@ from pyspark.sql import SparkSession
 from cdc_sources.spi import ConfigError, ConfigProblem, MissingDependencyError
 from pipelines.engine_spec import EngineSpec
 from pipelines.sail_memory import configure_sail_allocator
+from pipelines.sail_process import SailChild, start_sail_child
 from pipelines.spark_jars import DELTA_SPARK_PACKAGE, DELTA_SQL_CONF, local_jars
 
 __all__ = ["DELTA_SPARK_PACKAGE", "EngineSpec", "classic_conf", "create_session", "engine_session",
-           "platform_connect_session", "stop_session"]
+           "platform_connect_session", "server_rss_bytes", "stop_session"]
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +50,7 @@ class _Owned:
 
     borrowed: bool = False
     server: Any = None  # the embedded Sail server, if any
+    child: SailChild | None = None  # the Sail server's child process, if any
     connect: bool = False  # a Spark Connect session (Sail, or a URL)
 
 
@@ -57,13 +61,17 @@ def _connect_sessions_open() -> bool:
     return any(owned.connect for owned in _OWNED.values())
 
 
-def create_session(spec: EngineSpec) -> SparkSession:
+def create_session(spec: EngineSpec, *, looping: bool = False) -> SparkSession:
     """A Spark session for ``spec`` (see module doc). Stop it with `stop_session`.
+
+    ``looping``: the session serves a run that loops until stopped (Sail: see `EngineSpec.server`).
 
     Raises:
         MissingDependencyError: ``pysail`` is missing for ``sail``.
         ConfigError: the engine cannot be reached or started.
     """
+    if spec.sail_in_child(looping=looping):
+        return _sail_child_session(spec)
     if spec.kind == "sail":
         return _sail_session(spec)
     if spec.kind == "connect":
@@ -84,6 +92,8 @@ def stop_session(spark: SparkSession) -> None:
     finally:
         if owned.server is not None:
             owned.server.stop()
+        if owned.child is not None:
+            owned.child.stop()
         if owned.connect and not _connect_sessions_open():
             # pyspark marks the whole process as Spark Connect while a remote session is made;
             # with none left, a classic session may follow (the test suite runs both engines).
@@ -98,6 +108,12 @@ def engine_session(spec: EngineSpec) -> Iterator[SparkSession]:
         yield spark
     finally:
         stop_session(spark)
+
+
+def server_rss_bytes(spark: SparkSession) -> int | None:
+    """Resident memory of the session's Sail server process, if `create_session` started one."""
+    owned = _OWNED.get(id(spark))
+    return owned.child.rss_bytes() if owned is not None and owned.child is not None else None
 
 
 def _apply_conf(spark: SparkSession, conf: dict[str, str]) -> SparkSession:
@@ -116,16 +132,32 @@ def _sail_session(spec: EngineSpec) -> SparkSession:
     server.start(background=True)
     host, port = server.listening_address
     try:
-        builder = SparkSession.Builder().remote(f"sc://{host}:{port}")
-        for key, value in {"spark.sql.session.timeZone": "UTC", **spec.conf}.items():
-            builder = builder.config(key, value)
-        spark = builder.create()  # a new session even if another Connect session exists
+        # create(): a new session even if another Connect session exists
+        spark = _connect_builder(f"sc://{host}:{port}", spec).create()
     except Exception:
         server.stop()
         raise
     _OWNED[id(spark)] = _Owned(server=server, connect=True)
     log.info("started embedded Sail Spark Connect server on %s:%s", host, port)
     return spark
+
+
+def _sail_child_session(spec: EngineSpec) -> SparkSession:
+    child = start_sail_child()
+    try:
+        spark = _connect_builder(child.url, spec).create()
+    except Exception:
+        child.stop()
+        raise
+    _OWNED[id(spark)] = _Owned(child=child, connect=True)
+    return spark
+
+
+def _connect_builder(url: str, spec: EngineSpec) -> SparkSession.Builder:
+    builder = SparkSession.Builder().remote(url)
+    for key, value in {"spark.sql.session.timeZone": "UTC", **spec.conf}.items():
+        builder = builder.config(key, value)
+    return builder
 
 
 def classic_conf(spec: EngineSpec, *, delta_pip: bool, jars: list[str] | None = None) -> dict[str, str]:

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["EngineSpec"]
+__all__ = ["DEFAULT_SERVER_MEMORY_MB", "EngineSpec"]
+
+DEFAULT_SERVER_MEMORY_MB = 512
+"""``engine.server_memory_mb``'s default: the Sail server's resident memory that makes a looping
+run restart it between passes."""
 
 
 class EngineSpec(BaseModel):
@@ -20,6 +24,11 @@ class EngineSpec(BaseModel):
         kind: ``sail``, ``spark`` or ``connect``.
         url: the Spark Connect URL (``sc://host:port``), for ``connect`` only.
         conf: Spark settings applied to the session.
+        server: ``sail`` only: where the Sail server runs. ``auto`` (default): in a child process
+            for looping runs (``run``, ``silver`` without ``--once``), in this process otherwise;
+            ``process``: always a child process; ``embedded``: always in this process.
+        server_memory_mb: ``sail`` only, with the server in a child process: between two silver
+            passes the server is restarted when its resident memory exceeds this (MB).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -27,6 +36,8 @@ class EngineSpec(BaseModel):
     kind: Literal["sail", "spark", "connect"] = "sail"
     url: str | None = None
     conf: dict[str, str] = {}
+    server: Literal["auto", "process", "embedded"] = "auto"
+    server_memory_mb: int = Field(default=DEFAULT_SERVER_MEMORY_MB, gt=0)
 
     @model_validator(mode="after")
     def _url_rules(self) -> EngineSpec:
@@ -34,4 +45,11 @@ class EngineSpec(BaseModel):
             raise ValueError("engine kind 'connect' needs url: sc://host:port")
         if self.kind != "connect" and self.url is not None:
             raise ValueError(f"url is only used with kind 'connect', not {self.kind!r}")
+        sail_only = sorted({"server", "server_memory_mb"} & self.model_fields_set)
+        if self.kind != "sail" and sail_only:
+            raise ValueError(f"{' and '.join(sail_only)} only apply to kind 'sail', not {self.kind!r}")
         return self
+
+    def sail_in_child(self, *, looping: bool) -> bool:
+        """Whether a Sail session for this spec runs its server in a child process."""
+        return self.kind == "sail" and (self.server == "process" or (self.server == "auto" and looping))

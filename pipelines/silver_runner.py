@@ -6,6 +6,10 @@ other files), then records the new progress. A table that fails (incompatible sc
 missing schema, engine error) is reported and left untouched; the others carry on. With
 ``once`` the runner returns after one pass; otherwise it repeats every
 ``silver_options.interval_seconds`` until stopped (``stop`` event or Ctrl-C).
+
+A looping run on Sail runs the server in a child process (`pipelines.sail_process`) and restarts
+it between two passes when its resident memory exceeds ``engine.server_memory_mb``: progress is
+read from the Delta tables at every pass, so a restart neither loses nor repeats an increment.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from pyspark.sql import SparkSession
 
 from bronze.schema import topic_path
 from cdc_sources.spi import CdcError, ConfigError, ConfigProblem
-from pipelines.engine import EngineSpec, create_session, stop_session
+from pipelines.engine import EngineSpec, create_session, server_rss_bytes, stop_session
 from silver.bronze_reader import SeqRange, bronze_files, plan_range, read_range, spark_range
 from silver.consistency import SourceCut, committed_cut, cut_upto_seq
 from silver.context import ApplyContext
@@ -95,12 +99,14 @@ class SilverRunResult:
         tables: the table results kept, in pass order.
         kept: how many table results to keep (None: all).
         failures: failed table results, counted over every pass (kept or not).
+        server_restarts: times the Sail server process was restarted over its memory budget.
     """
 
     passes: int = 0
     tables: list[TableRunResult] = field(default_factory=list)
     kept: int | None = None
     failures: int = 0
+    server_restarts: int = 0
 
     def add(self, results: Sequence[TableRunResult]) -> None:
         """Record one pass's results, dropping the oldest beyond ``kept``."""
@@ -162,14 +168,24 @@ def run_silver(*, root: str, engine: EngineSpec, tables: Sequence[SilverTable], 
         ConfigError: a table's topic matches no source.
     """
     owners = {t.table: source_of_topic(t.source, sources) for t in tables}
-    session = spark if spark is not None else create_session(engine)
+    session = spark if spark is not None else create_session(engine, looping=not once)
     say = progress or (lambda _line: None)
     result = SilverRunResult(kept=None if once else LOOP_PASSES_KEPT * max(1, len(tables)))
+    storage = dict(storage_options or options.storage_options)
     try:
-        runner = _Runner(session, root, options, dict(storage_options or options.storage_options), say)
+        runner = _Runner(session, root, options, storage, say)
         while True:
             result.add(runner.run_pass(tables, owners))
-            if once or (stop is not None and stop.wait(options.interval_seconds)):
+            if once or (stop is not None and stop.is_set()):
+                break
+            if spark is None and _over_budget(session, engine, say):  # between passes, never in one
+                began = time.monotonic()
+                stop_session(session)
+                session = create_session(engine, looping=True)
+                runner = _Runner(session, root, options, storage, say)
+                result.server_restarts += 1
+                say(f"silver: the Sail server process restarted in {time.monotonic() - began:.1f}s")
+            if stop is not None and stop.wait(options.interval_seconds):
                 break
             if stop is None:
                 time.sleep(options.interval_seconds)
@@ -179,6 +195,16 @@ def run_silver(*, root: str, engine: EngineSpec, tables: Sequence[SilverTable], 
         if spark is None:
             stop_session(session)
     return result
+
+
+def _over_budget(spark: SparkSession, engine: EngineSpec, say: Callable[[str], None]) -> bool:
+    """True (and said) when the session's Sail server process holds more than its memory budget."""
+    rss = server_rss_bytes(spark)
+    if rss is None or rss <= engine.server_memory_mb * 2**20:
+        return False
+    say(f"silver: the Sail server process holds {rss / 2**20:.0f} MB, over engine.server_memory_mb "
+        f"({engine.server_memory_mb}); restarting it before the next pass")
+    return True
 
 
 class _Runner:
