@@ -12,8 +12,9 @@ One silver table (``orders``: inserts, updates, deletes, key moves, rows created
 one transaction) keeps a cycle short: a restart costs a JVM start and a cold first apply.
 Kills are of four kinds, in a seeded order: ``batch`` (a random 0-1 s after an apply started:
 the streaming driver says so; the runner's passes start 0.5 s after it reports one), ``merge``
-(the moment the MERGE has written its data files into the silver table and not committed them: a new Parquet file in the table folder while the table's
-``_delta_log`` has not grown; the kill lands before the commit), ``commit`` (0-1.5 s after the
+(the moment the MERGE has written its data files into the silver table and not committed them:
+a new Parquet file in the table folder while the table's ``_delta_log`` has not grown; the kill
+lands before the commit), ``commit`` (0-1.5 s after the
 driver said a micro-batch or pass was applied: progress written, checkpoint commit and the
 next batch's planning) and ``random`` (1-8 s after the start: start-up).
 Every kill is classified afterwards from what the driver printed and left on disk, and the test
