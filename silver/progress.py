@@ -22,7 +22,7 @@ import pyarrow as pa
 from pyspark.sql import SparkSession
 from pyspark.sql.types import ArrayType, LongType, StringType, StructField, StructType, TimestampType
 
-from silver.delta_io import read_delta_or_none
+from silver.delta_io import DELTA_RS_FAILURES, read_delta_or_none
 
 __all__ = ["Progress", "ProgressStore"]
 
@@ -99,7 +99,7 @@ class ProgressStore:
                 .to_pyarrow_table().to_pylist()
         except TableNotFoundError:
             return None
-        except Exception as exc:  # a store or table delta-rs cannot read: Spark reads it
+        except DELTA_RS_FAILURES as exc:  # a store or table delta-rs cannot read: Spark reads it
             log.info("delta-rs cannot read %s (%s); reading the progress with Spark", path, exc)
             df = read_delta_or_none(self.spark, path)
             rows = [] if df is None else [r.asDict() for r in df.collect()]
@@ -124,6 +124,6 @@ class ProgressStore:
             table = pa.Table.from_pylist([dict(zip(_ARROW.names, row, strict=True))], schema=_ARROW)
             write_deltalake(path, table, mode="overwrite", storage_options=self.storage_options)
             return
-        except Exception as exc:  # a store or table delta-rs cannot write: Spark writes it
+        except DELTA_RS_FAILURES as exc:  # a store or table delta-rs cannot write: Spark writes it
             log.info("delta-rs cannot write %s (%s); writing the progress with Spark", path, exc)
         self.spark.createDataFrame([row], _SCHEMA).write.format("delta").mode("overwrite").save(path)

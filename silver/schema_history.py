@@ -18,6 +18,7 @@ from pyspark.sql import functions as sf
 
 from bronze.schema import schemas_path
 from silver.connect_schema import ConnectSchema, envelope_row, parse_connect_schema
+from silver.delta_io import DELTA_RS_FAILURES
 from silver.errors import SchemaHistoryError
 
 __all__ = ["TopicSchema", "load_topic_schemas"]
@@ -64,7 +65,7 @@ def load_topic_schemas(spark: SparkSession, root: str, source: str, topic: str,
     path = schemas_path(root, source)
     try:
         rows = _rows_delta_rs(path, topic, storage_options)
-    except Exception as exc:  # a store or table delta-rs cannot read (or no table: Spark says so below)
+    except DELTA_RS_FAILURES as exc:  # a store or table delta-rs cannot read (or no table: Spark says so below)
         log.info("delta-rs cannot read %s (%s); reading the schema history with Spark", path, exc)
         rows = _rows_spark(spark, path, source, topic)
     out: list[TopicSchema] = []
