@@ -24,7 +24,7 @@ __all__ = ["ApplyContext", "ApplyResult", "ChangeCounts", "count_changes", "stag
 
 @dataclass(frozen=True)
 class ApplyContext:
-    """Shared by every apply of a run. Holds no per-table state.
+    """Shared by every apply of a run; holds no per-table state (but `staging`, which each apply sets).
 
     Attributes:
         spark: the engine session.
