@@ -168,8 +168,9 @@ class JobCounter:
 
 _STEPS = (("silver.increment", "scan_increment", "scan (one aggregate)"),
           ("silver.increment", "_decode_plan", "decode plan"),
-          ("silver.increment", "stage", "dedupe + decode + staging write"),
-          ("silver.increment", "count_changes", "counts (one aggregate)"),
+          # classic Spark stages in its cache: staging is lazy there, the counts run the dedupe and decoding
+          ("silver.increment", "stage", "dedupe + decode + staging write (classic: lazy)"),
+          ("silver.increment", "count_changes", "counts (one aggregate; classic: + dedupe + decode)"),
           ("silver.increment", "_create", "create table (2 commits)"),
           ("silver.increment", "_merge", "MERGE"),
           ("silver.increment", "apply_evolution", "schema evolution"),

@@ -215,7 +215,7 @@ class _Runner:
         self.spark, self.root, self.options, self.storage, self.say = spark, root.rstrip("/"), options, storage, say
         self.state = (options.state_location or f"{self.root}/silver/_cdc").rstrip("/")
         self.quarantine = options.quarantine.location or f"{self.root}/silver/_quarantine"
-        self.store = ProgressStore(spark, self.state)
+        self.store = ProgressStore(spark, self.state, storage)
 
     def run_pass(self, tables: Sequence[SilverTable], owners: Mapping[str, str]) -> list[TableRunResult]:
         run_id = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
@@ -286,7 +286,7 @@ class _Runner:
         if rng is None:
             return TableRunResult(decl.table, decl.source, "up_to_date", seq_from=after)
         schemas = cache.setdefault(source, SchemaCache(
-            lambda topic: load_topic_schemas(self.spark, self.root, source, topic)))
+            lambda topic: load_topic_schemas(self.spark, self.root, source, topic, self.storage)))
         ctx = ApplyContext(self.spark, self.options, run_id, self.state, self.quarantine, schemas,
                            BronzeRef(self.root, source))
         target = SilverTarget.for_declaration(self.root, decl)

@@ -142,7 +142,7 @@ def fold_deletes(latest: DataFrame, events: DataFrame, plan: DecodePlan) -> Data
     """Soft deletes: one row per key again, a delete holding the row's last values (see module doc).
 
     ``latest`` is `latest_per_key` (soft) output, staged (after `unknown_delete_values`), so the
-    joins below read parquet, not the decoding (joins: windows are slow on Sail).
+    joins below read the staged rows, not the decoding (joins: windows are slow on Sail).
     """
     keys = [KEY] if plan.raw_key_dedupe else _key_cols(plan)
     data = _data_columns(plan)

@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as sf
 
-from silver.declarations import SilverOptions, SilverTable
+from silver.declarations import SilverOptions
 from silver.decode import KIND, OP, REASON, UNAVAILABLE
 from silver.resnapshot import BronzeRef, TableSnapshot
 from silver.schema_history import TopicSchema
+from silver.staging import Staging
 
 if TYPE_CHECKING:
     from silver.quality import GateReport
@@ -23,7 +24,7 @@ __all__ = ["ApplyContext", "ApplyResult", "ChangeCounts", "count_changes", "stag
 
 @dataclass(frozen=True)
 class ApplyContext:
-    """Shared by every apply of a run. Holds no per-table state.
+    """Shared by every apply of a run; holds no per-table state (but `staging`, which each apply sets).
 
     Attributes:
         spark: the engine session.
@@ -34,6 +35,8 @@ class ApplyContext:
         schemas: the schema history of a topic, oldest first, holding the given schema ids (those
             the increment's rows point at) where the history has them (`silver.schema_cache.SchemaCache`).
         bronze: the lakehouse root and source of the increments (for re-snapshot boundaries).
+        staging: where the apply under way stages its decoded rows (`silver.staging`); set by
+            `silver.increment.apply_increment` for the length of one apply.
     """
 
     spark: SparkSession
@@ -43,6 +46,7 @@ class ApplyContext:
     quarantine_location: str
     schemas: Callable[[str, Set[str]], list[TopicSchema]]
     bronze: BronzeRef
+    staging: Staging | None = None
 
 
 @dataclass
@@ -89,15 +93,12 @@ def count_changes(df: DataFrame, *, tombstones: bool = False) -> ChangeCounts:
     return ChangeCounts(up, dl, bad, ph, tomb)
 
 
-def stage(ctx: ApplyContext, decl: SilverTable, df: DataFrame, name: str) -> DataFrame:
-    """Materialize ``df`` as parquet under the state location and read it back.
-
-    Staging fixes the increment's decoded rows once, so the counts, the quarantine and the
-    MERGE read the same rows without decoding the JSON again.
-    """
-    path = f"{ctx.state_location}/staging/{decl.table}/{name}"
-    df.write.mode("overwrite").parquet(path)
-    return ctx.spark.read.schema(df.schema).parquet(path)  # an empty frame writes no file
+def stage(ctx: ApplyContext, df: DataFrame, name: str) -> DataFrame:
+    """``df`` fixed once for the apply under way (`silver.staging`), so the counts, the quarantine
+    and the MERGE read the same rows without decoding the JSON again."""
+    if ctx.staging is None:
+        raise RuntimeError("stage() outside an apply: apply_increment sets the context's staging")
+    return ctx.staging.stage(df, name)
 
 
 def view_name(kind: str, table: str, run_id: str) -> str:

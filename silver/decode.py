@@ -31,6 +31,7 @@ from pyspark.sql.types import ArrayType, DataType, LongType, MapType, StringType
 from cdc_sources.spi import HEADER_NEW_KEY, HEADER_OLD_KEY
 from silver.cast_types import parse_cast_type
 from silver.declarations import SilverTable
+from silver.engine_traits import EngineTraits
 from silver.errors import IncompatibleSchemaChangeError, KeyResolutionError
 from silver.name_lists import names_where
 from silver.schema_history import TopicSchema
@@ -165,10 +166,8 @@ class ColumnPlan:
 
 
 def _rereads_floats(frame: DataFrame) -> bool:
-    """Whether floats are re-read from the JSON text: over Spark Connect (Sail is a Spark
-    Connect server; its ``from_json`` can lose a double's last digit), not on classic Spark,
-    whose ``from_json`` (Jackson) is exact and where the re-read would only cost time."""
-    return ".connect." in type(frame).__module__
+    """Whether floats are re-read from the JSON text (`silver.engine_traits`)."""
+    return EngineTraits.of(frame).rereads_floats
 
 
 def _reparse(raw_text: Column, raw_type: DataType) -> Column:

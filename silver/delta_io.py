@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from deltalake.exceptions import DeltaError
 from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["is_missing_table_error", "read_delta_or_none"]
+__all__ = ["DELTA_RS_FAILURES", "is_missing_table_error", "read_delta_or_none"]
+
+DELTA_RS_FAILURES = (DeltaError, OSError, ValueError)
+"""What delta-rs raises when it cannot reach a store or read or write a table (pyarrow's
+``ArrowInvalid`` is a ``ValueError``): callers then go through the engine instead."""
 
 _MISSING = ("not found", "no commit files", "does not exist", "doesn't exist", "not a delta table",
             "path_not_found", "delta_table_not_found", "delta_missing", "no such file",

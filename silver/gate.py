@@ -71,4 +71,4 @@ def gate_increment(ctx: ApplyContext, decl: SilverTable, final: DataFrame, plan:
     marked = (final.join(sf.broadcast(marks), final[SEQ] == marks[_MARK_SEQ], "left")
               .withColumn(REASON, sf.coalesce(sf.col(REASON), sf.col(_MARK_REASON)))
               .drop(_MARK_SEQ, _MARK_REASON))
-    return stage(ctx, decl, marked, "gated"), report
+    return stage(ctx, marked, "gated"), report

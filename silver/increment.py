@@ -5,7 +5,7 @@ reads a ``seq`` range; the Structured Streaming driver passes its micro-batch) a
 
 1. scans it (schema ids, truncates) and plans decoding from the schema history;
 2. checks the key columns and plans schema evolution, raising *before* any write;
-3. keeps the latest event per key, decodes it and stages the result (parquet); with soft
+3. keeps the latest event per key, decodes it and stages the result (`silver.staging`); with soft
    deletes a deleted key's last upsert too, folded into the delete (it holds the row's last
    values); then repairs keys whose latest event is bad or carries unchanged-TOAST
    placeholders (slow path);
@@ -20,6 +20,8 @@ run killed anywhere and re-run converges to the same table.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as sf
@@ -49,6 +51,7 @@ from silver.scan import IncrementScan, scan_increment
 from silver.scd2 import apply_scd2
 from silver.schema_history import TopicSchema
 from silver.sql import column
+from silver.staging import staging
 from silver.target import SilverTarget
 from silver.types import Placeholder, TypeOptions
 
@@ -64,6 +67,13 @@ def apply_increment(
     expected_keys: tuple[str, ...] | None = None,
 ) -> ApplyResult:
     """Apply one bronze increment to one silver table (see module doc)."""
+    with staging(ctx.spark, f"{ctx.state_location}/staging/{decl.table}") as staged:
+        return _apply(replace(ctx, staging=staged), decl, target, bronze, expected_keys)
+
+
+def _apply(
+    ctx: ApplyContext, decl: SilverTable, target: SilverTarget, bronze: DataFrame, expected_keys: tuple[str, ...] | None
+) -> ApplyResult:
     scan = scan_increment(bronze)
     result = ApplyResult(events=scan.rows, truncates=len(scan.truncates), max_seq=scan.max_seq)
     if scan.rows == 0:
@@ -151,16 +161,16 @@ def _latest_changes(
     # soft deletes keep the rows a truncate removed: events before it are applied too
     events = event_rows(bronze, plan, after_truncate=None if last is None or soft else last.seq)
     latest = latest_per_key(events, plan, soft=soft)
-    staged = stage(ctx, decl, unknown_delete_values(latest) if soft else latest, "latest")
+    staged = stage(ctx, unknown_delete_values(latest) if soft else latest, "latest")
     counts = count_changes(staged, tombstones=soft)
     if soft and (counts.deletes > counts.tombstones or counts.bad):  # a deleted key kept its last upsert too
-        staged = stage(ctx, decl, fold_deletes(staged, events, plan), "folded")
+        staged = stage(ctx, fold_deletes(staged, events, plan), "folded")
         counts = count_changes(staged)
     if counts.bad == 0 and counts.unavailable == 0:
         return staged, None, counts
-    decoded = stage(ctx, decl, repair_events(events, staged, plan), "affected")
+    decoded = stage(ctx, repair_events(events, staged, plan), "affected")
     fixed, bad = repair(decoded, events, staged, plan, existing, soft=soft)
-    repaired = stage(ctx, decl, fixed, "repaired")
+    repaired = stage(ctx, fixed, "repaired")
     return repaired, bad, count_changes(repaired)
 
 

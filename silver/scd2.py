@@ -41,7 +41,7 @@ def apply_scd2(ctx: ApplyContext, decl: SilverTable, target: SilverTarget, bronz
                scan: IncrementScan, evo: EvolutionPlan | None, exists: bool, result: ApplyResult) -> None:
     """Apply an increment to an SCD2 table (see module doc); fills ``result``."""
     events = bronze.where(sf.col("value").isNotNull() & ~sf.col("op").isin("t", "m"))
-    staged = stage(ctx, decl, plan.decode(events), "events")
+    staged = stage(ctx, plan.decode(events), "events")
     counts = count_changes(staged)
     result.upserts, result.deletes, result.quarantined = counts.upserts, counts.deletes, counts.bad
     if counts.bad:
@@ -53,7 +53,7 @@ def apply_scd2(ctx: ApplyContext, decl: SilverTable, target: SilverTarget, bronz
     if current is not None:
         good = _after_high_water(good, current, keys, decl)
     if counts.unavailable:
-        good = stage(ctx, decl, _fill_placeholders(good, current, plan, keys, scan, decl), "filled")
+        good = stage(ctx, _fill_placeholders(good, current, plan, keys, scan, decl), "filled")
     versions = _versions(good, keys, scan.truncates)
     if current is None:
         target.create(ctx.spark, _version_rows(decl, versions.where(sf.col(KIND) == "u"), plan))

@@ -43,6 +43,7 @@ from pyspark.sql.streaming.query import StreamingQuery
 from bronze.schema import COL_SEQ, topic_path
 from silver.context import ApplyContext, ApplyResult
 from silver.declarations import SilverOptions, SilverTable
+from silver.engine_traits import EngineTraits
 from silver.errors import EngineCapabilityError, SilverTableError
 from silver.increment import apply_increment
 from silver.progress import Progress, ProgressStore
@@ -100,7 +101,7 @@ def _batch_handler(root: str, decl: SilverTable, source: str, options: SilverOpt
 
     sessions: list[SparkSession] = []  # the micro-batches' session (the query's), set by the first batch
     # one read of the schema history per query, again only for a schema id it has not seen
-    schemas = SchemaCache(lambda topic: load_topic_schemas(sessions[0], root, source, topic))
+    schemas = SchemaCache(lambda topic: load_topic_schemas(sessions[0], root, source, topic, options.storage_options))
 
     # the table's progress: read at the query's first micro-batch, then the record this query wrote
     held: list[Progress | None] = []
@@ -155,7 +156,7 @@ def start_stream(spark: SparkSession, *, root: str, decl: SilverTable, source: s
         EngineCapabilityError: the engine has no Structured Streaming for this source.
     """
     state = (options.state_location or f"{root.rstrip('/')}/silver/_cdc").rstrip("/")
-    store = progress_store if progress_store is not None else ProgressStore(spark, state)
+    store = progress_store if progress_store is not None else ProgressStore(spark, state, options.storage_options)
     on_batch = _batch_handler(root, decl, source, options, state, store, apply_fn, report or (lambda _line: None))
     try:
         reader = spark.readStream.format(settings.source_format).options(**dict(settings.read_options))
@@ -171,7 +172,7 @@ def start_stream(spark: SparkSession, *, root: str, decl: SilverTable, source: s
     except Exception as exc:  # nothing ran yet
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         problem = f"silver table {decl.table!r}: cannot start the Structured Streaming query on {decl.source} ({first})"
-        if ".connect." not in type(spark).__module__:  # classic Spark streams: the cause is elsewhere
+        if EngineTraits.of(spark).streams:  # this engine streams: the cause is elsewhere
             raise SilverTableError(problem, table=decl.table) from exc
         raise EngineCapabilityError(
             f"{problem}. Sail has no Structured Streaming with Delta or foreachBatch: use the incremental "
