@@ -18,7 +18,6 @@ import hashlib
 import os
 import re
 import shutil
-import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from typing import Any, cast
 
 from cdc_sources.spi import CdcError
 from pipelines.local_postgres import free_port
+from pipelines.server_process import start_server_process, stop_server_process
 
 _CHECKOUT = Path(__file__).resolve().parents[1]
 
@@ -103,10 +103,7 @@ class LocalAzure:
         args = [str(binary), "--blobHost", "127.0.0.1", "--blobPort", str(self.port), "--location", str(data),
                 "--skipApiVersionCheck", "--disableProductStyleUrl", "--disableTelemetry"]
         env = {**os.environ, "AZURITE_ACCOUNTS": f"{self.account}:{self.account_key}"}
-        log = self.log_path.open("ab")
-        self._proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                      env=env, cwd=self.base, start_new_session=True)
-        log.close()
+        self._proc = start_server_process(args, self.log_path, env=env, cwd=self.base)
         try:
             self._wait_ready(timeout)
         except BaseException:
@@ -182,13 +179,4 @@ class LocalAzure:
 
     def stop(self) -> None:
         proc, self._proc = self._proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:  # its data is thrown away: a short grace, then SIGKILL
-            proc.wait(timeout=3)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=15)
+        stop_server_process(proc)

@@ -12,10 +12,7 @@ reads.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -29,6 +26,7 @@ import orjson
 
 from cdc_sources.spi import CdcError
 from pipelines.local_postgres import free_port
+from pipelines.server_process import start_server_process, stop_server_process
 
 REGION = "us-east-1"
 
@@ -105,10 +103,7 @@ class LocalS3:
                 f"-s3.localSocket={self.base / 's3.sock'}", "-iam=false", "-master.telemetry=false",
                 "-master.volumeSizeLimitMB=64", "-volume.max=0", "-volume.preStopSeconds=0",
                 f"-metricsPort={self.metrics_port}", "-metricsIp=127.0.0.1"]
-        log = (self.base / "weed.log").open("ab")
-        self._proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                      start_new_session=True)
-        log.close()
+        self._proc = start_server_process(args, self.base / "weed.log")
         try:
             self._wait_ready(timeout)
         except BaseException:
@@ -157,13 +152,4 @@ class LocalS3:
 
     def stop(self) -> None:
         proc, self._proc = self._proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:  # its data is thrown away: a short grace, then SIGKILL
-            proc.wait(timeout=3)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=15)
+        stop_server_process(proc)
