@@ -78,10 +78,28 @@ from cdc_sources.spi import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Chunk", "ChunkSource", "IncrementalSnapshotter", "emission_order", "event_key", "keyless_id",
-           "read_signal_file"]
+__all__ = ["Chunk", "ChunkSource", "IncrementalSnapshotter", "chunk_where", "emission_order", "event_key",
+           "keyless_id", "read_signal_file"]
 
 _KEYLESS = "\0"
+
+
+def chunk_where(row_sql: str, params_sql: str, after: Key | None, upto: Key | None,
+                condition: str | None) -> tuple[str, list[object]]:
+    """A chunk query's `` WHERE ...`` clause ('' when none) and its parameters: the chunk key as a
+    row value (``row_sql``, compared with ``params_sql``) above ``after`` and at most ``upto``,
+    and the signal's ``additional-conditions`` filter."""
+    where: list[str] = []
+    params: list[object] = []
+    if after is not None:
+        where.append(f"{row_sql} > {params_sql}")
+        params.extend(after)
+    if upto is not None:
+        where.append(f"{row_sql} <= {params_sql}")
+        params.extend(upto)
+    if condition:
+        where.append(f"({condition})")
+    return (" WHERE " + " AND ".join(where) if where else ""), params
 
 
 def keyless_id(chunk_key: Sequence[str | None]) -> str:

@@ -21,7 +21,14 @@ from typing import Any
 import orjson
 
 from cdc_sources.common.envelope import dumps, envelope_text
-from cdc_sources.common.incremental_snapshot import Chunk, Key, emission_order, event_key, keyless_id
+from cdc_sources.common.incremental_snapshot import (
+    Chunk,
+    Key,
+    chunk_where,
+    emission_order,
+    event_key,
+    keyless_id,
+)
 from cdc_sources.common.incremental_state import SnapshotCollection
 from cdc_sources.mysql.codec import TableCodec
 from cdc_sources.mysql.envelope import SourceInfo
@@ -139,20 +146,10 @@ class MySqlChunkSource:
         definition = self._def(c)
         row_sql = "(" + ", ".join(_q(k) for k in key) + ")"
         params_sql = "(" + ", ".join("%s" for _ in key) + ")"
-        where: list[str] = []
-        params: list[Any] = []
-        if after is not None:
-            where.append(f"{row_sql} > {params_sql}")
-            params.extend(after)
-        if upto is not None:
-            where.append(f"{row_sql} <= {params_sql}")
-            params.extend(upto)
-        if c.condition:
-            where.append(f"({c.condition})")
+        where, params = chunk_where(row_sql, params_sql, after, upto, c.condition)
         width = len(definition.columns)
         cols = ", ".join([_q(col.name) for col in definition.columns] + [f"CAST({_q(k)} AS CHAR)" for k in key])
-        sql = (f"SELECT {cols} FROM {_qualified(definition.id)}"
-               + (" WHERE " + " AND ".join(where) if where else "")
+        sql = (f"SELECT {cols} FROM {_qualified(definition.id)}{where}"
                + " ORDER BY " + ", ".join(_q(k) for k in key)
                + ("" if size is None else f" LIMIT {size + 1}"))
         rows = self._query(sql, params, where=f"reading a chunk of {c.id}")

@@ -16,7 +16,14 @@ from typing import Any
 import orjson
 
 from cdc_sources.common.envelope import envelope_text
-from cdc_sources.common.incremental_snapshot import Chunk, Key, emission_order, event_key, keyless_id
+from cdc_sources.common.incremental_snapshot import (
+    Chunk,
+    Key,
+    chunk_where,
+    emission_order,
+    event_key,
+    keyless_id,
+)
 from cdc_sources.common.incremental_state import SnapshotCollection
 from cdc_sources.postgres.catalog import TableInfo
 from cdc_sources.postgres.envelope import SourceInfo, sequence
@@ -82,18 +89,8 @@ class PostgresChunkSource:
         cols = ", ".join(f"{_q(col.name)}::text" for col in info.columns)
         tuple_sql = "(" + ", ".join(f"t.{_q(k)}" for k in key) + ")"
         params_sql = "(" + ", ".join(f"%s::{t}" for t in types) + ")"
-        where: list[str] = []
-        params: list[Any] = []
-        if after is not None:
-            where.append(f"{tuple_sql} > {params_sql}")
-            params.extend(after)
-        if upto is not None:
-            where.append(f"{tuple_sql} <= {params_sql}")
-            params.extend(upto)
-        if c.condition:
-            where.append(f"({c.condition})")
-        sql = (f"SELECT {cols} FROM {_qualified(info.schema, info.name)} AS t"
-               + (" WHERE " + " AND ".join(where) if where else "")
+        where, params = chunk_where(tuple_sql, params_sql, after, upto, c.condition)
+        sql = (f"SELECT {cols} FROM {_qualified(info.schema, info.name)} AS t{where}"
                + " ORDER BY " + ", ".join(f"t.{_q(k)}" for k in key)
                + ("" if size is None else f" LIMIT {size + 1}"))
         rows = self.conn.execute(sql, params).fetchall()
