@@ -150,8 +150,11 @@ def test_sigterm_inside_a_large_transaction_commits_no_part_of_it_past_the_offse
         assert wait_until(lambda: log_commits(orders_dir) > commits, 120, 0.005), capture.tail()
         assert capture.terminate() == 0, capture.tail()
         out = capture.stdout.read_text()
-        abandoned = int(out.split("stopped: ")[1].split()[0])
-        assert abandoned > 0, f"nothing was abandoned: the stop came after the transaction\n{out}"
+        # the stop landed inside the transaction: bronze holds only part of its 200,000 rows (what
+        # was read but not committed, possibly nothing at that instant, is abandoned)
+        assert "stopped: " in out, out
+        orders = int(out.split(f"{topic('orders')}: ")[1].split()[0])
+        assert orders < 10 + 200_000, f"the stop came after the transaction\n{out}"
         # the offset may pass WAL of the transaction (keepalives), never its commit
         commit = max(oracle_commit_lsns(pg_db, oracle))
         stored = orjson.loads(read_offsets(root, PREFIX)[-1]["offset"])["lsn"]

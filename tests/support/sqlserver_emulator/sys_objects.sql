@@ -248,7 +248,7 @@ BEGIN
                  '"__$operation" int NOT NULL, "__$update_mask" bytea, %s, "__$command_id" int, '
                  'PRIMARY KEY ("__$start_lsn", "__$seqval", "__$operation"))', ct_name, ct_cols);
   ct := to_regclass(format('cdc.%I', ct_name));
-  start := sys.lsn_of(pg_current_wal_lsn());
+  start := sys.lsn_of(pg_current_wal_insert_lsn());
   INSERT INTO cdc.change_tables (object_id, source_object_id, capture_instance, start_lsn, supports_net_changes,
                                  has_drop_pending, role_name, index_name)
     VALUES (ct::bigint::int, source::bigint::int, instance, start, supports_net_changes, NULL, role_name,
