@@ -1,38 +1,29 @@
-"""``cdc-lakehouse signal`` for PostgreSQL: insert the signal into the signal table, or append it
-to the file channel when the signal table is not enabled."""
+"""``cdc-lakehouse signal`` for PostgreSQL: the signal-table insert (channel choice:
+`cdc_sources.common.signal_delivery`)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import orjson
-
-from cdc_sources.common.signal_options import signal_settings
+from cdc_sources.common.signal_delivery import deliver_signal
+from cdc_sources.common.signals import CollectionName
 from cdc_sources.postgres.config import PostgresSourceConfig
 from cdc_sources.postgres.connection import connect_sql
 from cdc_sources.postgres.errors import classify
-from cdc_sources.spi.operations import OperationRefusedError
+
+__all__ = ["send_signal"]
 
 
 def send_signal(config: PostgresSourceConfig, signal_id: str, kind: str, data: str | None) -> str:
     """Deliver a signal through the ``source`` channel if enabled, else the ``file`` channel."""
-    settings = signal_settings(config.options.values)
-    if settings.source_enabled and settings.table is not None:
-        schema, table = settings.table.parts
-        name = '"' + schema.replace('"', '""') + '"."' + table.replace('"', '""') + '"'
+
+    def insert(table: CollectionName, row: tuple[str, str, str | None]) -> None:
         import psycopg
 
+        schema, name = table.parts
+        quoted = '"' + schema.replace('"', '""') + '"."' + name.replace('"', '""') + '"'
         with connect_sql(config.connection) as conn:
             try:
-                conn.execute(f"INSERT INTO {name} VALUES (%s, %s, %s)", (signal_id, kind, data))
+                conn.execute(f"INSERT INTO {quoted} VALUES (%s, %s, %s)", row)
             except psycopg.Error as exc:
-                raise classify(exc, where=f"inserting into signal table {settings.table.text}") from None
-        return f"signal table {settings.table.text}"
-    if settings.file_enabled:
-        line = orjson.dumps({"id": signal_id, "type": kind, "data": None if data is None else orjson.loads(data)})
-        with Path(settings.file).open("ab") as f:
-            f.write(line + b"\n")
-        return f"signal file {settings.file}"
-    raise OperationRefusedError(
-        "no signal channel to write to: set signal.data.collection (channel source) or add file to "
-        "signal.enabled.channels")
+                raise classify(exc, where=f"inserting into signal table {table.text}") from None
+
+    return deliver_signal(config.options.values, signal_id, kind, data, insert)
