@@ -16,7 +16,7 @@ from pipelines.config import PipelineConfig, SourceSpec
 from pipelines.coordinator import CaptureResult, Coordinator, ProgressFn
 from pipelines.memory_pool import use_capture_memory_pool
 from pipelines.metrics import CaptureMetrics, SourceMetrics
-from pipelines.registry import VALIDATE_ONLY, build_connector
+from pipelines.registry import build_connector
 
 log = logging.getLogger(__name__)
 
@@ -34,9 +34,6 @@ def validate_sources(config: PipelineConfig, *, file: str | None = None) -> dict
         problems.extend(found)
         if connector is not None:
             connectors[spec.name] = connector
-        elif not found and spec.connector in VALIDATE_ONLY:
-            problems.append(ConfigProblem(f"sources[{i}].connector", f"the {spec.connector!r} connector can be "
-                                          "validated but cannot capture yet (see docs/sqlserver.md)"))
     if problems:
         raise ConfigError(problems, file=file)
     return connectors

@@ -59,11 +59,6 @@ def _oracle(spec: SourceSpec, path: str) -> tuple[Connector | None, list[ConfigP
 CONNECTORS: dict[str, Builder] = {"postgres": _postgres, "mysql": _binlog("mysql"), "mariadb": _binlog("mariadb"),
                                   "sqlserver": _sqlserver, "oracle": _oracle}
 
-VALIDATE_ONLY: frozenset[str] = frozenset()
-"""Connectors whose configuration is validated but that cannot capture yet (their builder
-returns no connector): ``capture`` refuses them by name."""
-
-
 def declared_options(connector: str) -> OptionSet | None:
     """The option declarations of a connector (None: unknown connector). Pure modules: no driver."""
     if connector == "postgres":
@@ -114,9 +109,6 @@ def retention_probe(spec: SourceSpec, path: str) -> RetentionProbe:
         ConfigError: the source's options are invalid.
         MissingDependencyError: the connector's driver is not installed (names the extra).
     """
-    if spec.connector in VALIDATE_ONLY:
-        raise ConfigError([ConfigProblem(f"{path}.connector", f"the {spec.connector!r} connector cannot capture "
-                                                              "yet: it keeps no log to measure")])
     if spec.connector == "oracle":
         raise ConfigError([ConfigProblem(f"{path}.connector", "the 'oracle' connector does not measure the redo "
                                                               "and archive logs the database keeps")])

@@ -1,9 +1,8 @@
 """The SQL Server connector: Debezium 3.6.3's SQL Server connector (CDC change tables), in parts.
 
-Built so far, each part proven against Debezium's own classes (see docs/sqlserver.md): the
-options and configuration (`options`, `config`), the value converters (`converters`), LSNs,
+Each part is proven against Debezium's own classes or the CDC emulator (see docs/sqlserver.md):
+the options and configuration (`options`, `config`), the value converters (`converters`), LSNs,
 offsets and the ``source`` block (`lsn`, `offset`, `source_info`), the pure change-stream core
-and event payloads (`changes`, `envelope`) and the statement catalogue (`catalogue`). Reading a
-server (connection, snapshot, streaming loop) is not built yet, so ``capture`` refuses a
-``connector: sqlserver`` source while ``validate`` checks it fully.
+and event payloads (`changes`, `envelope`), the statement catalogue (`catalogue`) and the only
+way statements reach a server (`gateway`), and the capture itself (`session`, `connector`).
 """
