@@ -1,6 +1,7 @@
 """A lakehouse on Azure Blob Storage (the tests' Azurite server), from the command line: a real
 PostgreSQL workload captured into bronze there, silver built by the embedded Sail engine there,
-in increments, every silver table equal to its source table; `status` reads the capture's status
+in increments, every silver table equal to its source table, which `verify` confirms before
+finding a silver row deleted on purpose; `status` reads the capture's status
 back; a wrong account key ends the capture with one line and no traceback, the key never printed.
 
 The account, key and endpoint are in the pipeline file only, as ``${VAR}`` storage options:
@@ -30,6 +31,7 @@ from pipelines.silver_runner import run_silver
 from tests.pipelines.test_end_to_end import ACCOUNT_COLS, EVENT_COLS, SETUP, Workload, _same
 from tests.pipelines.test_end_to_end_s3 import _value
 from tests.support.azure_pipeline import AZURE_VARS, set_azure_vars, with_azure_storage
+from tests.support.object_store_verify import verify_finds_silver_equal_then_a_deleted_row
 from tests.support.pipeline_yaml import pipeline_text
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.spark]
@@ -96,6 +98,8 @@ def test_capture_sail_silver_and_status_on_azure(pg_db, tmp_path, azure_server, 
     key = azure_server.account_key
     for out in (captured, status_out):
         assert key not in out.out and key not in out.err
+    verify_finds_silver_equal_then_a_deleted_row(config, f"{azure_root}/silver/events",
+                                                 azure_server.storage_options(), key, capsys)
 
 
 def test_a_wrong_account_key_fails_the_capture_without_printing_it(pg_db, tmp_path, azure_server, azure_root, capsys,

@@ -1,6 +1,7 @@
 """End to end on an S3 lakehouse (the tests' SeaweedFS server), from the command line: a real
 PostgreSQL workload captured into bronze on S3, silver built by the embedded Sail engine on S3,
-in increments; every silver table equals its source table row for row, value for value.
+in increments; every silver table equals its source table row for row, value for value, and
+`verify` agrees, then finds a silver row deleted on purpose.
 
 The S3 endpoint and credentials are in the pipeline file only, as ``${VAR}`` storage options:
 capture, the lease, the status file and Sail (through `export_for_sail`) all get them there.
@@ -25,6 +26,7 @@ from pipelines.local_s3 import LocalS3
 from pipelines.object_store import hadoop_s3a_conf
 from pipelines.silver_runner import run_silver
 from tests.pipelines.test_end_to_end import ACCOUNT_COLS, EVENT_COLS, SETUP, Workload, _same
+from tests.support.object_store_verify import verify_finds_silver_equal_then_a_deleted_row
 from tests.support.pipeline_yaml import pipeline_text
 from tests.support.s3_pipeline import S3_VARS, set_s3_vars, with_storage
 
@@ -90,6 +92,8 @@ def test_capture_and_sail_silver_on_s3_equal_the_source(pg_db, tmp_path, s3_serv
         diffs = [(g[0], n, gv, ev) for g, e in zip(got, expected[table], strict=True)
                  for n, gv, ev in zip(cols, g, e, strict=True) if not _same(gv, ev)]
         assert diffs == [], f"{table}: {diffs[:10]}"
+    verify_finds_silver_equal_then_a_deleted_row(config, f"{s3_root}/silver/events", s3_server.storage_options(),
+                                                 s3_server.secret_access_key, capsys)
 
 
 @pytest.mark.classic_spark  # the classic half of scripts/test.sh runs it; the Sail half leaves it out
