@@ -28,6 +28,7 @@ from silver.decode import KIND, OP, REASON, SEQ, TS, DecodePlan
 from silver.expectations import Action
 from silver.quality import GateReport, QualityGateError, check_increment, failure_message
 from silver.quality_results import quality_location, record_results
+from silver.quality_unique import repeats_of_silver
 from silver.sql import column
 
 __all__ = ["gate_increment"]
@@ -38,8 +39,10 @@ _MARK_SEQ, _MARK_REASON = "__cdc_gate_seq", "__cdc_gate_reason"
 
 
 def gate_increment(ctx: ApplyContext, decl: SilverTable, final: DataFrame, plan: DecodePlan, *,
-                   seq_from: int | None, seq_to: int | None) -> tuple[DataFrame, GateReport]:
-    """Check ``decl.expectations`` on the upserts of ``final`` (see module doc).
+                   existing: DataFrame | None, seq_from: int | None,
+                   seq_to: int | None) -> tuple[DataFrame, GateReport]:
+    """Check ``decl.expectations`` on the upserts of ``final`` (see module doc); ``unique`` also
+    against the rows of ``existing`` (silver before the increment; None: none stay) that stay.
 
     Returns:
         ``final`` with the quarantined rows' reason set (staged again when any), and the report.
@@ -50,8 +53,11 @@ def gate_increment(ctx: ApplyContext, decl: SilverTable, final: DataFrame, plan:
     upserts = final.where(sf.col(REASON).isNull() & (sf.col(KIND) == "u")).select(
         *[column(c.silver) for c in plan.columns],
         sf.col(SEQ).alias(SEQ_COL), sf.col(OP).alias(OP_COL), sf.col(TS).alias(TS_COL))
+    keys = [c.silver for c in plan.key_columns]
+    changed = final.where(sf.col(REASON).isNull()).select(*[column(k) for k in keys])
+    repeats = repeats_of_silver(decl, upserts, changed, existing, keys, SEQ_COL)
     now = dt.datetime.now(dt.UTC)
-    report = check_increment(decl, upserts, now=now)
+    report = check_increment(decl, upserts, now=now, repeats=repeats)
     record_results(ctx.spark, quality_location(ctx.state_location), report, run_id=ctx.run_id,
                    seq_from=seq_from, seq_to=seq_to, checked_at=now)
     stops = report.failed(Action.FAIL)

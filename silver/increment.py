@@ -108,7 +108,9 @@ def _apply(
     final, bad_extra, counts = _latest_changes(ctx, decl, bronze, plan, scan, existing)
     result.upserts, result.deletes, result.quarantined = counts.upserts, counts.deletes, counts.bad
     if decl.expectations:  # before any write: a failing gate leaves everything as it was
-        final, result.quality = gate_increment(ctx, decl, final, plan, seq_from=scan.min_seq, seq_to=scan.max_seq)
+        staying = None if scan.truncates else existing  # a truncate in the increment removes every older row
+        final, result.quality = gate_increment(ctx, decl, final, plan, existing=staying, seq_from=scan.min_seq,
+                                               seq_to=scan.max_seq)
         gated = len(result.quality.quarantine_reasons())
         result.upserts, result.quarantined = result.upserts - gated, result.quarantined + gated
     _quarantine(ctx, decl, final, bad_extra, result)

@@ -62,7 +62,9 @@ class ExpectationOutcome:
         failing_rows: rows that broke it (row-level types); None for ``row_count``/``freshness``.
         observed: what GE observed for ``row_count`` (rows) and ``freshness`` (the newest value's
             age in seconds); None for row-level types.
-        failing_seqs: the failing rows' ``_cdc_seq``, for action ``quarantine`` only.
+        failing_seqs: the failing rows' ``_cdc_seq`` (row-level types).
+        repeating_silver: ``unique``: how many of the failing rows repeat a value a silver row
+            outside the increment holds (`silver.quality_unique`).
     """
 
     expectation: Expectation
@@ -70,6 +72,7 @@ class ExpectationOutcome:
     failing_rows: int | None = None
     observed: float | None = None
     failing_seqs: frozenset[int] = frozenset()
+    repeating_silver: int = 0
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,9 @@ def failure_message(outcome: ExpectationOutcome) -> str:
             return f"{head}: no {e.freshness_column} value in the increment"
         return (f"{head}: the newest {e.freshness_column} is {outcome.observed:.0f}s old, "
                 f"more than {e.max_age_seconds:g}s")
+    if outcome.repeating_silver:
+        return (f"{head}: {outcome.failing_rows} failing row(s), {outcome.repeating_silver} of them repeating "
+                "a value a silver row already holds")
     return f"{head}: {outcome.failing_rows} failing row(s)"
 
 
@@ -117,9 +123,12 @@ def _num(value: float | None) -> str:
     return "any" if value is None else f"{value:g}"
 
 
-def check_increment(decl: SilverTable, rows: DataFrame, *, now: dt.datetime | None = None) -> GateReport:
+def check_increment(decl: SilverTable, rows: DataFrame, *, now: dt.datetime | None = None,
+                    repeats: Mapping[str, frozenset[int]] | None = None) -> GateReport:
     """Check ``decl.expectations`` on ``rows`` (the increment's upserts, silver column names and
-    ``_cdc_seq``/``_cdc_op``/``_cdc_ts``); see module doc.
+    ``_cdc_seq``/``_cdc_op``/``_cdc_ts``); see module doc. ``repeats``: per ``unique``
+    expectation, the rows that repeat a value silver holds outside the increment
+    (`silver.quality_unique`); they fail it too.
 
     Raises:
         SilverTableError: an expectation names a column the table does not have, a ``sql``
@@ -128,7 +137,7 @@ def check_increment(decl: SilverTable, rows: DataFrame, *, now: dt.datetime | No
     now = now or dt.datetime.now(dt.UTC)
     projected = rows.select(*_projection(decl, rows.schema, rows))
     frame = projected.toArrow().to_pandas()  # Arrow on both engines (classic toPandas needs a setting for it)
-    return _validate(decl, frame, now)
+    return _validate(decl, frame, now, repeats or {})
 
 
 def _projection(decl: SilverTable, schema: StructType, rows: DataFrame) -> list[Column]:
@@ -221,7 +230,7 @@ def _gx_expectation(e: Expectation, i: int, now: dt.datetime, projected: frozens
     return gxe.ExpectColumnMaxToBeBetween(column=_fresh_column(i), min_value=oldest_allowed, meta=meta)
 
 
-def _validate(decl: SilverTable, frame: Any, now: dt.datetime) -> GateReport:
+def _validate(decl: SilverTable, frame: Any, now: dt.datetime, repeats: Mapping[str, frozenset[int]]) -> GateReport:
     gx = _ge()
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
@@ -236,11 +245,13 @@ def _validate(decl: SilverTable, frame: Any, now: dt.datetime) -> GateReport:
     suite = context.suites.add(suite)
     results = batch.validate(suite, result_format=_RESULT_FORMAT).results
     by_label = {str(r.expectation_config.meta[_LABEL]): r for r in results}
-    outcomes = [_outcome(decl, e, by_label[e.label], now, empty=len(frame) == 0) for e in decl.expectations]
+    outcomes = [_outcome(decl, e, by_label[e.label], now, empty=len(frame) == 0,
+                         repeats=repeats.get(e.label, frozenset())) for e in decl.expectations]
     return GateReport(decl.table, len(frame), outcomes)
 
 
-def _outcome(decl: SilverTable, e: Expectation, result: Any, now: dt.datetime, *, empty: bool) -> ExpectationOutcome:
+def _outcome(decl: SilverTable, e: Expectation, result: Any, now: dt.datetime, *, empty: bool,
+             repeats: frozenset[int]) -> ExpectationOutcome:
     info = result.exception_info or {}
     if info.get("raised_exception"):
         raise SilverTableError(
@@ -262,4 +273,7 @@ def _outcome(decl: SilverTable, e: Expectation, result: Any, now: dt.datetime, *
         raise SilverTableError(
             f"silver table {decl.table!r}: expectation {e.label!r}: Great Expectations counted {failing} failing "
             f"row(s) but named {len(seqs)}", table=decl.table)
+    if repeats:
+        return ExpectationOutcome(e, False, failing_rows=len(seqs | repeats), failing_seqs=seqs | repeats,
+                                  repeating_silver=len(repeats))
     return ExpectationOutcome(e, passed, failing_rows=failing, failing_seqs=seqs)

@@ -208,3 +208,67 @@ def test_an_increment_of_deletes_only_passes_freshness(builder, run, silver, spa
     assert res.status == "applied" and res.deletes == 1, res.error
     assert rows(silver("users"), "id") == [(1,)]
     assert _results(spark, root) == [("freshness", "fail", True, None, 0)]
+
+
+@sail_only
+def test_unique_also_holds_against_the_rows_silver_already_has(builder, run, silver, spark, root):
+    """A value repeating a silver row outside the increment fails ``unique``; a key's own old value,
+    a deleted row's value and (with soft deletes) a flagged row's value do not count."""
+    b = _users(builder)
+    b.insert({"id": 1, "email": "a@x.org", "age": 30, "country": "DE"})
+    b.insert({"id": 2, "email": "b@x.org", "age": 30, "country": "DE"})
+    b.insert({"id": 3, "email": "c@x.org", "age": 30, "country": "DE"})
+    b.insert({"id": 4, "email": None, "age": 30, "country": "DE"})
+    b.commit()
+    decl = _decl(b, {"type": "unique", "columns": ["email"], "action": "quarantine"})
+    assert run(decl).tables[0].status == "applied"
+
+    b.update({"id": 1, "email": "a@x.org", "age": 31, "country": "DE"})  # seq 5: its own old value: fine
+    b.insert({"id": 5, "email": "b@x.org", "age": 50, "country": "US"})  # seq 6: repeats id 2's email
+    b.delete({"id": 3})                                                  # seq 7
+    b.insert({"id": 6, "email": "c@x.org", "age": 60, "country": "US"})  # seq 9: id 3's email, now free
+    b.insert({"id": 7, "email": None, "age": 70, "country": "US"})       # seq 10: null, like id 4: passes
+    b.commit()
+    (res,) = run(decl).tables
+    assert res.status == "applied", res.error
+    assert res.expectations_failed == ("expectation 'unique_email' (quarantine): 1 failing row(s), 1 of them "
+                                       "repeating a value a silver row already holds",)
+    assert rows(silver("users"), "id", "email", "age") == [(1, "a@x.org", 31), (2, "b@x.org", 30), (4, None, 30),
+                                                           (6, "c@x.org", 60), (7, None, 70)]
+    assert _quarantined(spark, root) == [(6, "unique_email")]
+
+    b.update({"id": 2, "email": "z@x.org", "age": 30, "country": "DE"})  # seq 11: frees b@x.org ...
+    b.insert({"id": 8, "email": "b@x.org", "age": 80, "country": "FR"})  # seq 12: ... in the same increment
+    b.commit()
+    gate = _decl(b, {"type": "unique", "columns": ["email"], "action": "fail"})
+    (moved,) = run(gate).tables
+    assert moved.status == "applied", moved.error
+    assert rows(silver("users"), "id", "email") == [(1, "a@x.org"), (2, "z@x.org"), (4, None), (6, "c@x.org"),
+                                                    (7, None), (8, "b@x.org")]
+
+    b.insert({"id": 9, "email": "a@x.org", "age": 90, "country": "FR"}).commit()  # seq 13: id 1's email
+    (stopped,) = run(gate).tables
+    assert stopped.status == "failed"
+    assert "expectation 'unique_email' (fail): 1 failing row(s), 1 of them repeating" in (stopped.error or "")
+
+
+@sail_only
+def test_unique_against_silver_skips_soft_deleted_rows_and_rows_a_truncate_removes(builder, run, silver):
+    b = _users(builder)
+    b.insert({"id": 1, "email": "a@x.org", "age": 30, "country": "DE"})
+    b.insert({"id": 2, "email": "b@x.org", "age": 30, "country": "DE"})
+    b.delete({"id": 2})
+    b.commit()
+    soft = SilverTable(table="users", source=b.topic, deletes="soft",
+                       expectations=[Expectation.model_validate({"type": "unique", "columns": ["email"],
+                                                                 "action": "fail"})])
+    assert run(soft).tables[0].status == "applied"
+    b.insert({"id": 3, "email": "b@x.org", "age": 40, "country": "DE"}).commit()  # only a flagged row had it
+    (flagged,) = run(soft).tables
+    assert flagged.status == "applied", flagged.error
+
+    b.truncate()
+    b.insert({"id": 4, "email": "a@x.org", "age": 50, "country": "DE"}).commit()  # id 1 went with the truncate
+    (truncated,) = run(soft).tables
+    assert truncated.status == "applied", truncated.error
+    assert rows(silver("users").where("NOT _cdc_deleted"), "id", "email") == [(4, "a@x.org")]
