@@ -28,6 +28,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Literal
 
+from cdc_sources.common.captured_tables import NEW_TABLES_SPEC
 from cdc_sources.common.options import (
     ENGINE_INTERNAL_OPTIONS,
     KAFKA_CONNECT_OPTIONS,
@@ -197,6 +198,7 @@ def _specs(flavor: Flavor) -> list[OptionSpec]:
         S("min.row.count.to.stream.results", "1000", "int", minimum=0),
         S("query.fetch.size", "0", "int", minimum=0),
         S("incremental.snapshot.chunk.size", "1024", "int", minimum=1),
+        NEW_TABLES_SPEC,
         S("incremental.snapshot.allow.schema.changes", "false", "bool"),
         S("incremental.snapshot.watermarking.strategy", "insert_insert", "enum", ("insert_insert", "insert_delete")),
         S("read.only", "false", "bool"),
