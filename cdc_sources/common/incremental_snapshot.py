@@ -440,7 +440,13 @@ class IncrementalSnapshotter:
         if self.state is None:
             self.state = IncrementalState(correlation_id, added)
             self._next_chunk()
-        else:  # Debezium adds the tables to the running snapshot
+        else:  # Debezium adds the tables to the running snapshot; one it holds already is not read twice
+            # (the second pass would take the first one's chunk ids, whose watermarks the stream has passed)
+            running = {(c.schema, c.table) for c in self.state.collections}
+            again = [c.id for c in added if (c.schema, c.table) in running]
+            if again:
+                log.info("signal %s: %s already in the running snapshot", signal_id, ", ".join(again))
+            added = tuple(c for c in added if (c.schema, c.table) not in running)
             self.state = replace(self.state, collections=self.state.collections + added)
 
     def _stop(self, a: StopSnapshot) -> None:

@@ -115,7 +115,8 @@ REMOVED_OPTIONS = MappingProxyType({
     "column.whitelist": "removed in Debezium 2.0; use column.include.list",
     "column.blacklist": "removed in Debezium 2.0; use column.exclude.list",
     "snapshot.locking.minimal": "removed; use snapshot.locking.mode=minimal or extended",
-    "snapshot.new.tables": "removed in Debezium 2.0; use incremental snapshots (signal.data.collection)",
+    "snapshot.new.tables": "removed in Debezium 2.0; tables added to the filters are snapshotted incrementally "
+                           "on restart: see snapshot.new.tables.mode",
     "gtid.new.channel.position": "removed in Debezium 2.0; new GTID channels always start at their first position",
     "database.ssl.keystore.type": "not a Debezium option; database.ssl.keystore takes a PEM file here",
 })
