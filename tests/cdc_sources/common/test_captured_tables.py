@@ -102,3 +102,18 @@ def test_a_removed_table_is_logged_and_dropped_from_the_list(caplog) -> None:
         assert _started(tracker) == []
     assert "pg.public.gone is no longer captured" in caplog.text
     assert orjson.loads(tracker.extras()[K_CAPTURED_TOPICS]) == ["pg.public.a"]
+
+
+@pytest.mark.parametrize("connector", ["postgres", "mariadb"])
+def test_a_bad_mode_is_refused_at_validation_with_its_file_line_and_key(connector: str, tmp_path, capsys) -> None:
+    from pipelines.cli import main
+
+    path = tmp_path / "p.yaml"
+    server_id = "      database.server.id: 5\n" if connector == "mariadb" else "      slot.name: s\n"
+    path.write_text(f"pipeline: x\nlakehouse: {{root: ./lake}}\nsources:\n  - name: a\n    connector: {connector}\n"
+                    "    connection: {host: h, database: d, user: u}\n"
+                    f"    options:\n{server_id}      snapshot.new.tables.mode: parallel\n")
+    assert main(["validate", "-c", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:9: sources[0].options.snapshot.new.tables.mode: invalid value 'parallel'" in err
+    assert "incremental" in err and "Traceback" not in err
