@@ -44,6 +44,7 @@ class Side:
 
     source: str  # the pipeline's source name
     execute: Callable[[str, tuple[Any, ...] | None], None]
+    connect: Callable[[], Any]  # a DB-API connection in autocommit mode (for the writer)
     rows: Callable[[str], Rows]
     config: Callable[[str, tuple[str, ...]], PipelineConfig]  # root, captured tables -> pipeline
     topic: Callable[[str], str]
@@ -64,7 +65,8 @@ def _pg_side(dsn: str) -> Side:
             "table.include.list": include, "publication.autocreate.mode": "filtered",
             "incremental.snapshot.chunk.size": "40"})
 
-    return Side("pg", execute, rows, config, lambda t: f"pg.public.{t}")
+    return Side("pg", execute, lambda: psycopg.connect(dsn, autocommit=True), rows, config,
+                lambda t: f"pg.public.{t}")
 
 
 def _my_side(db: dict[str, Any]) -> Side:
@@ -87,7 +89,8 @@ def _my_side(db: dict[str, Any]) -> Side:
         return my.pipeline(root, db, silver=_silver_yaml(f"my.{name}"), **{
             "table.include.list": include, "incremental.snapshot.chunk.size": "40"})
 
-    return Side("my", execute, rows, config, lambda t: f"my.{name}.{t}")
+    return Side("my", execute, lambda: pymysql.connect(**db, autocommit=True), rows, config,
+                lambda t: f"my.{name}.{t}")
 
 
 def _silver_yaml(prefix: str) -> str:
@@ -108,19 +111,24 @@ class _Writer(threading.Thread):
 
     def run(self) -> None:
         try:
-            while self.done < self.ops or not self.stop.is_set():
-                table = ("items", "orders")[self.done % 2]
-                k = self.rng.randint(1, 300)
-                match self.done % 3:
-                    case 0:
-                        self.side.execute(f"UPDATE {table} SET qty = qty + 1, name = CONCAT(name, '+') WHERE id = %s",
-                                          (k,))
-                    case 1:
-                        self.side.execute(f"DELETE FROM {table} WHERE id = %s", (k,))
-                    case _:
-                        self.side.execute(f"INSERT INTO {table} VALUES (%s, 'new', 3)", (self.first_id + self.done,))
-                self.done += 1
-                time.sleep(0.005)
+            conn = self.side.connect()
+            try:
+                cur = conn.cursor()
+                while self.done < self.ops or not self.stop.is_set():
+                    table = ("items", "orders")[self.done % 2]
+                    k = self.rng.randint(1, 300)
+                    match self.done % 3:
+                        case 0:
+                            cur.execute(f"UPDATE {table} SET qty = qty + 1, name = CONCAT(name, '+') WHERE id = %s",
+                                        (k,))
+                        case 1:
+                            cur.execute(f"DELETE FROM {table} WHERE id = %s", (k,))
+                        case _:
+                            cur.execute(f"INSERT INTO {table} VALUES (%s, 'new', 3)", (self.first_id + self.done,))
+                    self.done += 1
+                    time.sleep(0.005)
+            finally:
+                conn.close()
         except BaseException as exc:  # reported by the test
             self.error = exc
 
