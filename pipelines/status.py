@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import pyarrow as pa
@@ -24,6 +24,7 @@ from deltalake.exceptions import TableNotFoundError
 from bronze.offset_control import Control, read_control
 from bronze.schema import META_LAST_SEQ, offsets_path, topic_path
 from bronze.view import BronzeView
+from cdc_sources.common.captured_tables import stored_topics
 from cdc_sources.spi import HISTORY_TOPIC, CdcError
 from pipelines.capture_status import CaptureStatus, read_status
 from pipelines.config import PipelineConfig, SourceSpec
@@ -41,7 +42,9 @@ HISTORY_DEPTH = 1000
 
 @dataclass(frozen=True)
 class BronzeTableStatus:
-    """One bronze table: Delta version, data files, bytes, rows and newest ``seq``."""
+    """One bronze table: Delta version, data files, bytes, rows and newest ``seq``; ``captured``: False
+    when its source table was removed from the filters (it is kept, but no longer written), None when
+    the stored offset does not say."""
 
     topic: str
     version: int
@@ -50,6 +53,7 @@ class BronzeTableStatus:
     rows: int
     last_seq: int
     last_commit_at: dt.datetime | None
+    captured: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -171,6 +175,9 @@ def _source_status(config: PipelineConfig, index: int, spec: SourceSpec, now: dt
         last_commit_at = _commit_time(offsets.history(1)[0])
     topics.discard(HISTORY_TOPIC)
     tables = tuple(t for t in (_bronze_table(root, topic, storage) for topic in sorted(topics)) if t is not None)
+    if stored is not None:
+        tables = mark_uncaptured(tables, stored.offset, config.topic_prefixes()[spec.name],
+                                 str(spec.options.get("topic.delimiter") or "."))
     try:
         record = read_status(root, spec.name, storage)
     except ValueError as exc:
@@ -193,6 +200,25 @@ def _source_status(config: PipelineConfig, index: int, spec: SourceSpec, now: dt
         sum(t.rows for t in tables), record.transactions_committed if record else None, tables, lag,
         record.last_error if record else None, record.last_error_at if record else None,
         record.heartbeat_at if record else None, operation)
+
+
+def mark_uncaptured(tables: tuple[BronzeTableStatus, ...], offset: Mapping[str, Any], prefix: str,
+                    delimiter: str) -> tuple[BronzeTableStatus, ...]:
+    """``tables`` with ``captured`` set from the captured topics the offset records: a table topic
+    (``<prefix><d><schema><d><table>``) not among them was removed from the filters."""
+    captured = stored_topics(offset)
+    if captured is None:
+        return tables
+    lead = f"{prefix}{delimiter}"
+
+    def is_table(topic: str) -> bool:
+        return topic.startswith(lead) and delimiter in topic[len(lead):]
+
+    return tuple(replace(t, captured=t.topic in captured or not is_table(t.topic)) for t in tables)
+
+
+def _topic_cell(t: BronzeTableStatus) -> str:
+    return f"{t.topic} (no longer captured)" if t.captured is False else t.topic
 
 
 def _state(record: CaptureStatus | None, committed: bool, now: dt.datetime) -> str:
@@ -335,7 +361,7 @@ def render(status: PipelineStatus) -> list[str]:
         if s.last_error:
             out.append(f"  last error:    {_when(s.last_error_at, now)}: {s.last_error}")
         if s.tables:
-            rows = [[t.topic, f"{t.rows:,}", str(t.files), format_size(t.bytes), str(t.last_seq),
+            rows = [[_topic_cell(t), f"{t.rows:,}", str(t.files), format_size(t.bytes), str(t.last_seq),
                      _when(t.last_commit_at, now)] for t in s.tables]
             out.extend("  " + line for line in _grid(["bronze table", "rows", "files", "size", "last seq",
                                                       "last commit"], rows))

@@ -52,6 +52,7 @@ from cdc_sources.common.incremental_state import (
 )
 from cdc_sources.common.signal_options import SignalSettings
 from cdc_sources.common.signals import (
+    CollectionName,
     ExecuteSnapshot,
     LogMessage,
     PauseSnapshot,
@@ -264,10 +265,13 @@ class IncrementalSnapshotter:
         st = self.state
         return st is not None and bool(st.collections) and (st.window is not None or not st.paused)
 
-    def wrap(self, items: Iterator[StreamItem]) -> Iterator[StreamItem]:
-        """The stream with signals applied and incremental snapshot rows inserted."""
+    def wrap(self, items: Iterator[StreamItem], on_start: Callable[[], None] | None = None) -> Iterator[StreamItem]:
+        """The stream with signals applied and incremental snapshot rows inserted; ``on_start`` is called
+        once a stored snapshot has been resumed, before the first item is read."""
         self._poll_file(force=True)
         self._resume()
+        if on_start is not None:
+            on_start()
         yield from self._drain()
         for item in items:
             if type(item) is list:
@@ -399,6 +403,20 @@ class IncrementalSnapshotter:
         elif isinstance(a, LogMessage):
             log.info("signal %s: %s", signal.id, a.message)
 
+    def unavailable(self) -> str | None:
+        """Why no incremental snapshot can run (None: one can)."""
+        if self.read_only:
+            return "read.only is set, and incremental snapshots write watermarks to the signal table"
+        if self.signal_topic is None or not self.signals.source_enabled:
+            return "incremental snapshots need the signal table (signal.data.collection, channel source)"
+        return None
+
+    def snapshot_tables(self, tables: Sequence[tuple[str, str]], correlation_id: str) -> None:
+        """Start an incremental snapshot of ``tables`` (or add them to the running one), as an
+        ``execute-snapshot`` signal naming them would."""
+        names = tuple(CollectionName(f"{s}.{t}", (s, t), True) for s, t in tables)
+        self._execute(correlation_id, correlation_id, ExecuteSnapshot(names))
+
     def _execute(self, signal_id: str, correlation_id: str, a: ExecuteSnapshot) -> None:
         if a.kind is SnapshotKind.BLOCKING:
             log.warning("signal %s: blocking snapshots are not supported; use type incremental: ignored", signal_id)
@@ -422,7 +440,13 @@ class IncrementalSnapshotter:
         if self.state is None:
             self.state = IncrementalState(correlation_id, added)
             self._next_chunk()
-        else:  # Debezium adds the tables to the running snapshot
+        else:  # Debezium adds the tables to the running snapshot; one it holds already is not read twice
+            # (the second pass would take the first one's chunk ids, whose watermarks the stream has passed)
+            running = {(c.schema, c.table) for c in self.state.collections}
+            again = [c.id for c in added if (c.schema, c.table) in running]
+            if again:
+                log.info("signal %s: %s already in the running snapshot", signal_id, ", ".join(again))
+            added = tuple(c for c in added if (c.schema, c.table) not in running)
             self.state = replace(self.state, collections=self.state.collections + added)
 
     def _stop(self, a: StopSnapshot) -> None:

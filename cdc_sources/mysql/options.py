@@ -28,6 +28,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Literal
 
+from cdc_sources.common.captured_tables import NEW_TABLES_SPEC
 from cdc_sources.common.options import (
     ENGINE_INTERNAL_OPTIONS,
     KAFKA_CONNECT_OPTIONS,
@@ -114,7 +115,8 @@ REMOVED_OPTIONS = MappingProxyType({
     "column.whitelist": "removed in Debezium 2.0; use column.include.list",
     "column.blacklist": "removed in Debezium 2.0; use column.exclude.list",
     "snapshot.locking.minimal": "removed; use snapshot.locking.mode=minimal or extended",
-    "snapshot.new.tables": "removed in Debezium 2.0; use incremental snapshots (signal.data.collection)",
+    "snapshot.new.tables": "removed in Debezium 2.0; tables added to the filters are snapshotted incrementally "
+                           "on restart: see snapshot.new.tables.mode",
     "gtid.new.channel.position": "removed in Debezium 2.0; new GTID channels always start at their first position",
     "database.ssl.keystore.type": "not a Debezium option; database.ssl.keystore takes a PEM file here",
 })
@@ -197,6 +199,7 @@ def _specs(flavor: Flavor) -> list[OptionSpec]:
         S("min.row.count.to.stream.results", "1000", "int", minimum=0),
         S("query.fetch.size", "0", "int", minimum=0),
         S("incremental.snapshot.chunk.size", "1024", "int", minimum=1),
+        NEW_TABLES_SPEC,
         S("incremental.snapshot.allow.schema.changes", "false", "bool"),
         S("incremental.snapshot.watermarking.strategy", "insert_insert", "enum", ("insert_insert", "insert_delete")),
         S("read.only", "false", "bool"),

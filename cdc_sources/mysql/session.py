@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from cdc_sources.common.captured_tables import NEW_TABLES_OPTION, CapturedTables, NewTablesMode
 from cdc_sources.common.envelope import VERSION, dumps
 from cdc_sources.common.incremental_snapshot import IncrementalSnapshotter
 from cdc_sources.common.incremental_state import IncrementalState
@@ -78,6 +79,7 @@ class MySqlCaptureSession:
         self.flavor = config.flavor
         self.stored = MySqlOffset.from_dict(stored_offset) if stored_offset else None
         self.incremental_state = IncrementalState.from_offset(stored_offset)
+        self._stored_offset = stored_offset
         self.signals = signal_settings(config.options.values)
         self.incremental: IncrementalSnapshotter | None = None
         self._chunks: MySqlChunkSource | None = None
@@ -266,7 +268,20 @@ class MySqlCaptureSession:
         reader = MySqlStreamReader(settings, self.source, self._open_binlog, self._codec_for, self._ddl, gtids,
                                    self._heartbeat_action, resume, binlog_end=self._binlog_end,
                                    busy=incremental.busy)
-        yield from incremental.wrap(reader.items(until_idle=until_idle))
+        captured = CapturedTables(
+            stored_offset=self._stored_offset, tables=self._captured_tables, prefix=self.config.name,
+            delimiter=o("topic.delimiter"), mode=NewTablesMode(o(NEW_TABLES_OPTION)),
+            snapshotted_now=self._snapshot_point is not None and not self._schema_only)
+
+        def snapshot(tables: Any, correlation_id: str) -> None:
+            chosen = [t for t in tables if self.policy.snapshots(*t)]
+            if chosen:
+                incremental.snapshot_tables(chosen, correlation_id)
+
+        def start() -> None:
+            captured.start(can_snapshot=incremental.unavailable(), snapshot=snapshot)
+
+        yield from captured.wrap(incremental.wrap(reader.items(until_idle=until_idle), on_start=start))
 
     def _incremental(self) -> IncrementalSnapshotter:
         """Signals and incremental snapshots over the stream (`cdc_sources.common.incremental_snapshot`);

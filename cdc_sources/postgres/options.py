@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from cdc_sources.common.captured_tables import NEW_TABLES_SPEC
 from cdc_sources.common.options import (
     KAFKA_CONNECT_OPTIONS,
     KAFKA_PREFIXES,
@@ -85,6 +86,7 @@ POSTGRES_OPTIONS = OptionSet(
         S("snapshot.max.threads", "1", "int", minimum=1),
         S("snapshot.delay.ms", "0", "int", minimum=0), S("streaming.delay.ms", "0", "int", minimum=0),
         S("incremental.snapshot.chunk.size", "1024", "int", minimum=1),
+        NEW_TABLES_SPEC,
         S("incremental.snapshot.watermarking.strategy", "insert_insert", "enum",
           ("insert_insert", "insert_delete")),
         S("read.only", "false", "bool"),

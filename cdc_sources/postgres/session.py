@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 
+from cdc_sources.common.captured_tables import NEW_TABLES_OPTION, CapturedTables, NewTablesMode
 from cdc_sources.common.filters import no_table_matches
 from cdc_sources.common.incremental_snapshot import IncrementalSnapshotter
 from cdc_sources.common.incremental_state import IncrementalState
@@ -87,6 +88,8 @@ class PostgresCaptureSession:
         self.reader: PostgresStreamReader | None = None
         self._consistent_point: int | None = None
         self._created_for_stream: int | None = None  # where a slot created by `stream` starts
+        self._stored_offset = stored_offset
+        self._streamed_tables: set[tuple[str, str]] = set()  # captured tables met in the stream
         self._check()
 
     # -- start-up ------------------------------------------------------------------------------
@@ -185,7 +188,28 @@ class PostgresCaptureSession:
         delay = int(self.config.opt("streaming.delay.ms"))
         if delay:
             time.sleep(delay / 1000)
-        yield from self._incremental().wrap(self.reader.items(until_idle=until_idle))
+        incremental, captured = self._incremental(), self._captured()
+
+        def snapshot(tables: Any, correlation_id: str) -> None:
+            chosen = [t for t in tables if self.policy.snapshots(*t)]
+            if chosen:
+                incremental.snapshot_tables(chosen, correlation_id)
+
+        def start() -> None:
+            captured.start(can_snapshot=incremental.unavailable(), snapshot=snapshot)
+
+        yield from captured.wrap(incremental.wrap(self.reader.items(until_idle=until_idle), on_start=start))
+
+    def _captured(self) -> CapturedTables:
+        """The captured tables recorded in the offsets, and the tables added since the stored one."""
+        return CapturedTables(
+            stored_offset=self._stored_offset, tables=self._captured_now, prefix=self.config.name,
+            delimiter=self.config.opt("topic.delimiter"), mode=NewTablesMode(self.config.opt(NEW_TABLES_OPTION)),
+            snapshotted_now=self._consistent_point is not None)
+
+    def _captured_now(self) -> list[tuple[str, str]]:
+        """The tables captured at start, and those the stream has met since (created while capture runs)."""
+        return [(t.schema, t.name) for t in self.tables] + sorted(self._streamed_tables)
 
     def _start_streaming(self) -> PostgresStreamReader:
         """Open the replication connection (if not yet open) and start streaming from the slot
@@ -257,6 +281,7 @@ class PostgresCaptureSession:
     def _codec_for_relation(self, rel: pg.Relation) -> TableCodec | None:
         if not self.policy.captures(rel.namespace, rel.name):
             return None
+        self._streamed_tables.add((rel.namespace, rel.name))
         info = self.catalog.tables([rel.oid]).get(rel.oid)
         by_name = {c.name: c for c in info.columns} if info else {}
         types = self.catalog.types({c.type_oid for c in rel.columns})

@@ -1,0 +1,159 @@
+"""Incremental snapshot rate against the initial snapshot rate of the same MySQL/MariaDB table.
+
+Run ``python -m bench.mysql_incremental_snapshot_bench`` (``--help`` lists the options). It starts a
+private MariaDB, and for each scenario fills ``items`` in a fresh database with ``--rows`` rows and
+measures, each into a fresh lakehouse:
+
+* ``initial``: ``capture --until-idle`` with ``snapshot.mode: initial`` (the global-read-lock
+  snapshot, read column by column);
+* ``incremental``: after a ``no_data`` start, an ``execute-snapshot`` signal and one
+  ``capture --until-idle`` run, which reads every chunk (``--chunk-size``) and returns once the
+  snapshot is done;
+* ``incremental+load``: the same while a writer updates random rows of the table
+  (``--load-tps`` single-row transactions per second), the in-window de-duplication at work.
+
+Each time is the wall time of the capture run (process start-up excluded, capture start-up
+included), rows/s is the table's rows over it. The ratio column is against ``initial``.
+The PostgreSQL counterpart is `bench.incremental_snapshot_bench`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+if not __package__:  # run as a script: make the repository importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import pymysql
+
+from bench.incremental_snapshot_bench import Result
+from pipelines.capture import run_capture
+from pipelines.config import parse_pipeline
+from pipelines.local_mariadb import LocalMariaDB
+
+SCENARIOS = ("initial", "incremental", "incremental+load")
+
+
+def _pipeline(root: Path, port: int, db: str, server_id: int, mode: str, chunk: int) -> str:
+    options = {"database.include.list": db, "table.include.list": f"{db}.items,{db}.dbz_signal",
+               "database.server.id": str(server_id), "snapshot.mode": mode,
+               "signal.data.collection": f"{db}.dbz_signal", "incremental.snapshot.chunk.size": str(chunk)}
+    opts = "".join(f'      {k}: "{v}"\n' for k, v in options.items())
+    return (f"pipeline: bench\nlakehouse: {{root: \"{root}\"}}\nsources:\n  - name: my\n    connector: mariadb\n"
+            f"    connection: {{host: 127.0.0.1, port: {port}, user: root}}\n    options:\n{opts}")
+
+
+def _execute(args: dict[str, Any], *statements: str, params: tuple[Any, ...] | None = None) -> None:
+    conn = pymysql.connect(**args, autocommit=True)
+    try:
+        with conn.cursor() as cur:
+            for sql in statements:
+                cur.execute(sql, params)
+    finally:
+        conn.close()
+
+
+def _fill(args: dict[str, Any], rows: int) -> None:
+    _execute(args,
+             "CREATE TABLE dbz_signal (id VARCHAR(64) PRIMARY KEY, type VARCHAR(32) NOT NULL, data VARCHAR(2048))",
+             "CREATE TABLE items (id INT PRIMARY KEY, name VARCHAR(100) NOT NULL, qty INT, price DECIMAL(10,2), "
+             "note VARCHAR(100), at DATETIME(6))",
+             f"INSERT INTO items SELECT seq, CONCAT('item ', seq), seq MOD 97, seq / 7.0, REPEAT('x', 40), "
+             f"TIMESTAMP '2024-01-01 00:00:00' + INTERVAL seq SECOND FROM seq_1_to_{int(rows)}",
+             "ANALYZE TABLE items")
+
+
+class _Load(threading.Thread):
+    def __init__(self, args: dict[str, Any], rows: int, tps: int) -> None:
+        super().__init__(daemon=True)
+        self.args, self.rows, self.tps = args, rows, tps
+        self.stop = threading.Event()
+        self.writes = 0
+
+    def run(self) -> None:
+        rng = random.Random(1)
+        conn = pymysql.connect(**self.args, autocommit=True)
+        try:
+            with conn.cursor() as cur:
+                start = time.monotonic()
+                while not self.stop.is_set():
+                    cur.execute("UPDATE items SET qty = qty + 1 WHERE id = %s", (rng.randint(1, self.rows),))
+                    self.writes += 1
+                    ahead = self.writes / self.tps - (time.monotonic() - start)
+                    if ahead > 0:
+                        time.sleep(ahead)
+        finally:
+            conn.close()
+
+
+def _run(server: LocalMariaDB, work: Path, n: int, scenario: str, rows: int, chunk: int, tps: int) -> Result:
+    db = f"bench_{n}"
+    _execute(server.connect_args(), f"CREATE DATABASE {db}")
+    args = server.connect_args(db)
+    _fill(args, rows)
+    root = work / f"lake_{n}"
+    mode = "initial" if scenario == "initial" else "no_data"
+    cfg = parse_pipeline(_pipeline(root, server.port, db, 6400 + n, mode, chunk), env={})
+    if scenario != "initial":
+        run_capture(cfg, until_idle=True)  # the binlog position stored, nothing read
+        _execute(args, "INSERT INTO dbz_signal VALUES ('b', 'execute-snapshot', %s)",
+                 params=('{"data-collections": ["' + db + '.items"]}',))
+    load = _Load(args, rows, tps) if scenario == "incremental+load" else None
+    if load:
+        load.start()
+    start = time.monotonic()
+    result = run_capture(cfg, until_idle=True)["my"]
+    seconds = time.monotonic() - start
+    written = result.per_topic.get(f"my.{db}.items", 0)
+    if written < rows:  # the run must have read the whole table, or its time means nothing
+        raise SystemExit(f"{scenario}: only {written} of {rows} rows reached bronze")
+    if load:
+        load.stop.set()
+        load.join()
+    _execute(server.connect_args(), f"DROP DATABASE {db}")
+    shutil.rmtree(root, ignore_errors=True)
+    return Result(scenario, rows, seconds, load.writes if load else 0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench.mysql_incremental_snapshot_bench",
+                                description=(__doc__ or "").split("\n")[0])
+    p.add_argument("--rows", type=int, default=200_000, help="rows in the table (default 200000)")
+    p.add_argument("--chunk-size", type=int, default=1024, help="incremental.snapshot.chunk.size (default 1024)")
+    p.add_argument("--load-tps", type=int, default=300, help="updates per second of the load (default 300)")
+    p.add_argument("--runs", type=int, default=1, help="runs of each scenario (default 1)")
+    args = p.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="myincbench-"))
+    server = LocalMariaDB(work / "mariadb")
+    server.start()
+    results: list[Result] = []
+    try:
+        n = 0
+        for _ in range(args.runs):
+            for scenario in SCENARIOS:
+                n += 1
+                r = _run(server, work, n, scenario, args.rows, args.chunk_size, args.load_tps)
+                print(f"  {scenario}: {r.seconds:.2f} s", file=sys.stderr, flush=True)
+                results.append(r)
+    finally:
+        server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    base = min(r.seconds for r in results if r.scenario == "initial")
+    print(f"\nMariaDB rows={args.rows} chunk={args.chunk_size} load={args.load_tps} updates/s")
+    print(f"| {'scenario':<17} | {'seconds':>8} | {'rows/s':>9} | {'vs initial':>10} | {'writes':>7} |")
+    print(f"|{'-' * 19}|{'-' * 10}|{'-' * 11}|{'-' * 12}|{'-' * 9}|")
+    for r in results:
+        print(f"| {r.scenario:<17} | {r.seconds:>8.2f} | {r.rate:>9,.0f} | {base / r.seconds:>10.2f} | {r.writes:>7} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
