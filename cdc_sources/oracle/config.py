@@ -72,6 +72,10 @@ class OracleSourceConfig:
     fetch_size: int = 10_000
     poll_interval_s: float = 1.0
     warnings: tuple[str, ...] = ()
+    include_schema_changes: bool = True
+    """``include.schema.changes``: publish schema change events on the ``topic.prefix`` topic."""
+    skip_unparseable_ddl: bool = False
+    """``schema.history.internal.skip.unparseable.ddl``: skip (with a warning) DDL that cannot be read."""
 
 
 def _secret(value: Any) -> str | None:
@@ -131,4 +135,6 @@ def build_oracle_config(*, name: str, connection: Mapping[str, Any], options: Ma
     fetch = int(opts.get("query.fetch.size") or 10_000)
     return OracleSourceConfig(prefix, settings, parsed, tables, envelope, MiningQuerySettings.from_options(parsed),
                               retry, mode, fetch or 10_000,
-                              float(opts.get("poll.interval.ms") or 1000) / 1000), []
+                              float(opts.get("poll.interval.ms") or 1000) / 1000,
+                              include_schema_changes=bool(opts.get("include.schema.changes", True)),
+                              skip_unparseable_ddl=bool(opts.get("schema.history.internal.skip.unparseable.ddl"))), []

@@ -53,7 +53,7 @@ def save_database(db: FakeOracleDatabase, path: Path, rows_as_of: dict[tuple[str
     """Pickle the database for a child process (``rows_as_of`` answers precomputed per query)."""
     state = {"tables": db.tables, "contents": db.contents, "current_scn": db.current_scn,
              "mining_query": db.mining_query, "final_scn": db.final_scn, "scn_step": db.scn_step,
-             "window_delay_s": db.window_delay_s, "as_of": rows_as_of}
+             "window_delay_s": db.window_delay_s, "dictionary_changes": db.dictionary_changes, "as_of": rows_as_of}
     path.write_bytes(pickle.dumps(state))
 
 
@@ -66,7 +66,8 @@ def load_database(path: Path) -> FakeOracleDatabase:
 
     return FakeOracleDatabase(state["tables"], state["contents"], rows_as_of, state["current_scn"],
                               state["mining_query"], final_scn=state["final_scn"], scn_step=state["scn_step"],
-                              window_delay_s=state["window_delay_s"])
+                              window_delay_s=state["window_delay_s"],
+                              dictionary_changes=state.get("dictionary_changes", []))
 
 
 if __name__ == "__main__":

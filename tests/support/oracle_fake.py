@@ -113,6 +113,9 @@ class FakeOracleDatabase:
     scn_step: int = 0
     window_delay_s: float = 0.0
     """Each mining query takes this long (a slow database: the kill test's window to kill in)."""
+    dictionary_changes: list[tuple[int, tuple[str, str], FakeTable | None]] = field(default_factory=list)
+    """DDL the database ran: from each SCN on, the dictionary (``ALL_TABLES``, ``ALL_TAB_COLUMNS``,
+    keys, ``AS OF SCN`` selects) shows the table as given (None: dropped)."""
     served: list[str] = field(default_factory=list)
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
@@ -123,6 +126,18 @@ class FakeOracleDatabase:
                 raise ValueError(f"V$LOGMNR_CONTENTS row at SCN {row.get('SCN')}: columns differ: {sorted(missing)}")
         self.contents.sort(key=lambda r: int(r["SCN"]))
         self._scns = [int(r["SCN"]) for r in self.contents]
+
+    def tables_at(self, scn: int) -> dict[tuple[str, str], FakeTable]:
+        """The dictionary as of ``scn``: `tables` with every change at or below it applied."""
+        out = dict(self.tables)
+        for at, name, table in sorted(self.dictionary_changes, key=lambda c: c[0]):
+            if at > scn:
+                break
+            if table is None:
+                out.pop(name, None)
+            else:
+                out[name] = table
+        return out
 
     def rows_between(self, low: int, high: int) -> list[dict[str, Any]]:
         """The rows with ``low < SCN <= high``, in SCN order."""
@@ -271,12 +286,12 @@ class FakeCursor:
                 db.current_scn = min(db.final_scn, db.current_scn + db.scn_step)
             return ("CURRENT_SCN",), [(db.current_scn,)]
         if kind is gw.StatementKind.CAPTURABLE_TABLES:
-            return ("OWNER", "TABLE_NAME"), sorted(self._db.tables)
+            return ("OWNER", "TABLE_NAME"), sorted(self._db.tables_at(self._db.current_scn))
         if kind is gw.StatementKind.OPEN_TRANSACTIONS:
             return ("XID", "START_SCN"), self._db.open_transactions(self._db.current_scn)
         if kind is gw.StatementKind.SUPPLEMENTAL_LOGGING_MIN:
             return ("'KEY'", "SUPPLEMENTAL_LOG_DATA_MIN"), [("KEY", "YES")]
-        table = self._db.tables.get((str(params[0]), str(params[1])))
+        table = self._db.tables_at(self._db.current_scn).get((str(params[0]), str(params[1])))
         if kind is gw.StatementKind.TABLE_COLUMNS:
             cols = table.columns if table is not None else ()
             return (("COLUMN_NAME", "DATA_TYPE", "DATA_LENGTH", "DATA_PRECISION", "DATA_SCALE", "NULLABLE"),
@@ -286,7 +301,7 @@ class FakeCursor:
         raise FakeOracleError(f"no answer for {kind}")
 
     def _snapshot(self, owner: str, table: str, columns: list[str], scn: int) -> list[tuple[Any, ...]]:
-        found = self._db.tables.get((owner, table))
+        found = self._db.tables_at(scn).get((owner, table))
         if found is None:
             raise FakeOracleError(f'ORA-00942: table or view "{owner}"."{table}" does not exist')
         if scn > self._db.current_scn:
