@@ -31,6 +31,7 @@ from typing import Any
 import orjson
 
 from cdc_sources.common.envelope import dumps, envelope
+from cdc_sources.common.snapshot_plan import StoredState, plan_snapshot
 from cdc_sources.oracle import gateway as gw
 from cdc_sources.oracle.config import OracleSourceConfig
 from cdc_sources.oracle.converters import OracleValueError
@@ -92,7 +93,8 @@ class OracleCaptureSession:
         self.gateway.run(gw.CATALOGUE[gw.StatementKind.NLS_SESSION])
         self.gateway.run(gw.CATALOGUE[gw.StatementKind.UTC_SESSION])
         tables = {(t.schema, t.name): t for t in self._captured_tables()}
-        if self._resumes():  # the structures in force at the offset, not the dictionary's current ones
+        self._restored = self._resumes()
+        if self._restored:  # the structures in force at the offset, not the dictionary's current ones
             assert self.offset is not None
             for (owner, name), table in restore_tables(history, self.offset).items():
                 if table is None:
@@ -110,9 +112,20 @@ class OracleCaptureSession:
         self._announced: set[str] = set()
 
     def _resumes(self) -> bool:
-        """Whether this run continues from a stored offset (no new snapshot of the structures)."""
+        """Whether this run continues from a stored offset with the recorded structures (not after
+        an interrupted snapshot, nor with ``snapshot.mode=recovery``, which records them again)."""
         o = self.offset
-        return o is not None and o.scn is not None and not (o.snapshot is not None and not o.snapshot_completed)
+        return (o is not None and o.scn is not None and not (o.snapshot is not None and not o.snapshot_completed)
+                and self.config.snapshot_mode != "recovery")
+
+    def _tables_from_dictionary(self) -> None:
+        now = {(t.schema, t.name): t for t in self._captured_tables()}
+        for t in self.tables:
+            if (t.schema, t.name) not in now:
+                self.maker.set_table(t.schema, t.name, None)
+        for (owner, name), table in now.items():
+            self.maker.set_table(owner, name, table)
+        self.tables = [now[k] for k in sorted(now)]
 
     def _captured_tables(self) -> list[OracleTable]:
         out = []
@@ -127,16 +140,28 @@ class OracleCaptureSession:
     # -- the plan ----------------------------------------------------------------------------
 
     def plan(self) -> SnapshotPlan:
+        """``snapshot.mode`` against the stored offset (Debezium 3.6.3's snapshotters, `plan_snapshot`).
+
+        ``when_needed`` also snapshots when the stored SCN is no longer in the redo or archive
+        logs; ``recovery`` streams like ``no_data`` after recording the captured tables' current
+        structures in the schema history again (see `stream`)."""
         mode = self.config.snapshot_mode
-        stream = mode != "initial_only"
-        if self.offset is None or self.offset.scn is None:
-            if mode == "no_data":
-                return SnapshotPlan(False, True, "no stored offset, snapshot.mode=no_data: streaming from the "
-                                                 "current SCN")
-            return SnapshotPlan(True, stream, f"no stored offset: snapshot of {len(self.tables)} table(s)")
-        if self.offset.snapshot is not None and not self.offset.snapshot_completed:
-            return SnapshotPlan(True, stream, "the last snapshot did not finish: snapshot again")
-        return SnapshotPlan(False, stream, f"resuming from SCN {self.offset.scn}")
+        o = self.offset
+        exists = o is not None and o.scn is not None
+        running = exists and o is not None and o.snapshot is not None and not o.snapshot_completed
+        available = True
+        if exists and not running and mode == "when_needed":
+            assert o is not None and o.scn is not None
+            available = bool(self.gateway.columns(gw.minable_logs(o.scn))[1])
+        state = StoredState(offset_exists=exists, snapshot_completed=exists and not running,
+                            offset_available=available)
+        plan = plan_snapshot("no_data" if mode == "recovery" else mode, state)
+        if not plan.snapshot_data:
+            where = f"resuming from SCN {o.scn}" if exists and o is not None else "streaming from the current SCN"
+            plan = replace(plan, reason=f"{plan.reason}: {where}")
+        if plan.snapshot_data:
+            plan = replace(plan, reason=f"{plan.reason}: snapshot of {len(self.tables)} table(s)")
+        return plan
 
     # -- the snapshot ------------------------------------------------------------------------
 
@@ -145,6 +170,8 @@ class OracleCaptureSession:
         return int(scn)
 
     def snapshot(self) -> Iterator[StreamItem]:
+        if self._restored:  # a new snapshot (always, when_needed) reads the tables as they are now
+            self._tables_from_dictionary()
         scn = self._scn()
         pending = {str(x): int(s) for x, s in self.gateway.columns(gw.OPEN_TRANSACTIONS)[1]}
         start = min([*pending.values(), scn + 1]) - 1
@@ -173,7 +200,7 @@ class OracleCaptureSession:
                 except _BAD_INPUT as exc:
                     raise OracleStreamError(f"source {self.config.name}: snapshot of {table.schema}.{table.name}: "
                                             f"{exc}") from None
-                batch.append(self._record(rec, version, position, (0, index, count)))
+                batch.append(self._record(rec, version, position, (scn + 1, -1, index, count)))
                 count += 1
                 if len(batch) >= 1000:
                     yield batch
@@ -205,6 +232,11 @@ class OracleCaptureSession:
             offset = OracleOffset(scn=scn)
         else:
             offset = self.offset
+            if self.config.snapshot_mode == "recovery" and offset.snapshot is None:
+                # the structures of the dictionary (read at the start) recorded again, after every
+                # record of the history; newer than any DDL record the offset has handled
+                scn = self._scn()
+                yield self._start_records(offset, scn + 1, time.time_ns() // 1_000_000, "false")
         offset = replace(offset, snapshot=None, snapshot_completed=False, snapshot_pending_tx={})
         self.offset = offset
         assert offset.scn is not None
@@ -223,7 +255,7 @@ class OracleCaptureSession:
             logs = self.gateway.columns(gw.minable_logs(low))[1]
             if not logs:
                 raise SourceError(f"SCN {low} is no longer in the redo or archive logs: the offset cannot be "
-                                  "resumed; take a new snapshot")
+                                  "resumed; set snapshot.mode=when_needed (or always) to take a new snapshot")
             for i, entry in enumerate(logs):
                 self.gateway.call(gw.add_logfile(str(entry[0]), i == 0))
             self.gateway.call(gw.start_logmnr(low, high))

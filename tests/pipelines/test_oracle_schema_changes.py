@@ -7,7 +7,6 @@ null from then on; a renamed one keeps its values)."""
 
 from __future__ import annotations
 
-import base64
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,6 @@ import pytest
 from deltalake import DeltaTable
 
 from bronze.schema import history_path
-from cdc_sources.oracle.mining_query import MiningQuerySettings, mining_query
 from cdc_sources.oracle.session import OracleStreamError
 from pipelines.config import parse_pipeline
 from pipelines.engine import EngineSpec
@@ -25,63 +23,17 @@ from pipelines.silver_runner import run_silver
 from tests.support.bronze_rows import read_table, read_topic
 from tests.support.engines import SAIL_ONLY
 from tests.support.oracle_capture import SOURCE, capture_once
-from tests.support.oracle_fake import FakeColumn, FakeOracleDatabase, FakeTable, load_contents
+from tests.support.oracle_ddl_corpus import EXPECTED_PRODUCTS, database, decimal, events
 
 pytestmark = [pytest.mark.integration]
 
-CORPUS = Path(__file__).parents[1] / "cdc_sources" / "oracle" / "fixtures" / "logminer_schema_changes.jsonl"
-_ID = FakeColumn("ID", "NUMBER", 22, 10, 0, nullable=False)
-PRODUCTS = FakeTable("INVENTORY", "PRODUCTS", (_ID, FakeColumn("NAME", "VARCHAR2", 50)), ("ID",))
-_PRICE = FakeColumn("PRICE", "NUMBER", 22, 10, 2)
-DICTIONARY = [
-    (1020, ("INVENTORY", "PRODUCTS"), FakeTable("INVENTORY", "PRODUCTS", (*PRODUCTS.columns, _PRICE), ("ID",))),
-    (1040, ("INVENTORY", "PRODUCTS"),
-     FakeTable("INVENTORY", "PRODUCTS", (_ID, FakeColumn("TITLE", "VARCHAR2", 50), _PRICE), ("ID",))),
-    (1060, ("INVENTORY", "PRODUCTS"), FakeTable("INVENTORY", "PRODUCTS", (_ID, FakeColumn("TITLE", "VARCHAR2", 50)),
-                                                ("ID",))),
-    (1080, ("INVENTORY", "TAGS"), FakeTable("INVENTORY", "TAGS", (_ID, FakeColumn("LABEL", "VARCHAR2", 20)), ("ID",))),
-]
-
-
-def _rows_as_of(owner: str, table: str, scn: int) -> list[tuple[Any, ...]]:
-    assert (owner, table, scn) == ("INVENTORY", "PRODUCTS", 1000), (owner, table, scn)
-    return [(Decimal(1), "apple"), (Decimal(2), "pear")]
-
-
-def _database(start: int, end: int) -> FakeOracleDatabase:
-    """A live database: CURRENT_SCN moves from ``start`` by 5 a call (the snapshot at 1000 when
-    ``start`` is 995), up to ``end``; the dictionary follows the corpus's DDL."""
-    return FakeOracleDatabase({("INVENTORY", "PRODUCTS"): PRODUCTS}, load_contents(CORPUS), _rows_as_of, start,
-                              mining_query(MiningQuerySettings()), final_scn=end, scn_step=5,
-                              dictionary_changes=list(DICTIONARY))
-
-
-def _decimal(text: str) -> str:
-    """NUMBER(10,2) as Debezium writes it: base64 of the unscaled big-endian two's complement."""
-    unscaled = int(Decimal(text).scaleb(2))
-    return base64.b64encode(unscaled.to_bytes(unscaled.bit_length() // 8 + 1, "big", signed=True)).decode()
-
-
-EXPECTED_PRODUCTS = [
-    ("r", {"ID": 1, "NAME": "apple"}), ("r", {"ID": 2, "NAME": "pear"}),
-    ("c", {"ID": 3, "NAME": "plum"}),
-    ("c", {"ID": 4, "NAME": "fig", "PRICE": _decimal("2.50")}),
-    ("u", {"ID": 1, "NAME": "apple", "PRICE": _decimal("1.25")}),
-    ("c", {"ID": 5, "TITLE": "kiwi", "PRICE": _decimal("3.00")}),
-    ("u", {"ID": 2, "TITLE": "pear!"}),
-    ("c", {"ID": 6, "TITLE": "lime"}),
-]
-
-
-def _events(root: str, table: str) -> list[tuple[str, dict[str, Any]]]:
-    return [(r["op"], orjson.loads(r["value"])["after"]) for r in read_topic(root, f"ora.INVENTORY.{table}")]
 
 
 def test_ddl_changes_the_columns_at_its_scn_and_is_recorded(tmp_path: Path) -> None:
     root = str(tmp_path / "lake")
-    capture_once(root, _database(995, 1100))
-    assert _events(root, "PRODUCTS") == EXPECTED_PRODUCTS
-    assert _events(root, "TAGS") == [("c", {"ID": 1, "LABEL": "red"})]
+    capture_once(root, database(995, 1100))
+    assert events(root, "PRODUCTS") == EXPECTED_PRODUCTS
+    assert events(root, "TAGS") == [("c", {"ID": 1, "LABEL": "red"})]
 
     history = [orjson.loads(r["value"]) for r in read_table(history_path(root, SOURCE))]
     assert [(h["schemaName"], h["tableChanges"][0]["type"], h["tableChanges"][0]["id"]) for h in history] == [
@@ -108,32 +60,32 @@ def test_ddl_changes_the_columns_at_its_scn_and_is_recorded(tmp_path: Path) -> N
 
 def test_without_schema_change_events_only_the_history_is_written(tmp_path: Path) -> None:
     root = str(tmp_path / "lake")
-    capture_once(root, _database(995, 1100), options={"include.schema.changes": False})
+    capture_once(root, database(995, 1100), options={"include.schema.changes": False})
     assert read_topic(root, "ora") == []
     assert len(read_table(history_path(root, SOURCE))) == 5
-    assert _events(root, "PRODUCTS") == EXPECTED_PRODUCTS
+    assert events(root, "PRODUCTS") == EXPECTED_PRODUCTS
 
 
 def test_a_restart_decodes_with_the_recorded_columns_not_the_current_dictionary(tmp_path: Path) -> None:
     """The first run stops after the rename (SCN 1045); when the second starts, the dictionary has
     the column PRICE dropped already, but the insert at SCN 1051 still carries it."""
     root = str(tmp_path / "lake")
-    capture_once(root, _database(995, 1045))
-    assert len(_events(root, "PRODUCTS")) == 5
-    capture_once(root, _database(1100, 1100))
-    assert _events(root, "PRODUCTS") == EXPECTED_PRODUCTS
-    assert _events(root, "TAGS") == [("c", {"ID": 1, "LABEL": "red"})]
+    capture_once(root, database(995, 1045))
+    assert len(events(root, "PRODUCTS")) == 5
+    capture_once(root, database(1100, 1100))
+    assert events(root, "PRODUCTS") == EXPECTED_PRODUCTS
+    assert events(root, "TAGS") == [("c", {"ID": 1, "LABEL": "red"})]
 
 
 def test_an_unreadable_ddl_stops_the_capture_naming_it(tmp_path: Path) -> None:
-    db = _database(995, 1100)
+    db = database(995, 1100)
     for row in db.contents:
         if row["SCN"] == 1020:
             row["SQL_REDO"] = 'ALTER TABLE "INVENTORY"."PRODUCTS" ADD "PRICE" NUMBER(10,'
     with pytest.raises(OracleStreamError, match=r"DDL at SCN 1020 .* to INVENTORY\.PRODUCTS: unexpected end .*"
                                                 r"schema\.history\.internal\.skip\.unparseable\.ddl"):
         capture_once(str(tmp_path / "a"), db)
-    assert ("c", {"ID": 4, "NAME": "fig", "PRICE": _decimal("2.50")}) not in _events(str(tmp_path / "a"), "PRODUCTS")
+    assert ("c", {"ID": 4, "NAME": "fig", "PRICE": decimal("2.50")}) not in events(str(tmp_path / "a"), "PRODUCTS")
 
 
 SILVER = ("pipeline: ora_test\nlakehouse: {root: ROOT}\n"
@@ -145,7 +97,7 @@ SILVER = ("pipeline: ora_test\nlakehouse: {root: ROOT}\n"
 @pytest.mark.spark
 def test_sail_silver_follows_the_schema_changes(tmp_path: Path, spark: Any) -> None:
     root = str(tmp_path / "lake")
-    capture_once(root, _database(995, 1100))
+    capture_once(root, database(995, 1100))
     cfg = parse_pipeline(SILVER.replace("ROOT", root), env={})
     result = run_silver(root=root, engine=EngineSpec(), tables=cfg.silver, options=cfg.silver_options,
                         sources={SOURCE: SOURCE}, once=True, spark=spark)

@@ -113,6 +113,8 @@ class FakeOracleDatabase:
     scn_step: int = 0
     window_delay_s: float = 0.0
     """Each mining query takes this long (a slow database: the kill test's window to kill in)."""
+    oldest_scn: int = 0
+    """The logs holding SCNs below this were removed: the minable-logs query from a lower SCN answers none."""
     dictionary_changes: list[tuple[int, tuple[str, str], FakeTable | None]] = field(default_factory=list)
     """DDL the database ran: from each SCN on, the dictionary (``ALL_TABLES``, ``ALL_TAB_COLUMNS``,
     keys, ``AS OF SCN`` selects) shows the table as given (None: dropped)."""
@@ -266,6 +268,9 @@ class FakeCursor:
                 return columns, self._snapshot(owner, table, columns, scn)
         m = _MINABLE.search(sql)
         if m is not None and gw.minable_logs(int(m.group(1))).oracle_sql == sql:
+            if int(m.group(1)) < self._db.oldest_scn:
+                return ("FILE_NAME", "FIRST_CHANGE", "NEXT_CHANGE", "ARCHIVED", "STATUS", "TYPE", "SEQ", "DICT_START",
+                        "DICT_END", "THREAD", "BYTES", "DEST_NAME"), []
             return (("FILE_NAME", "FIRST_CHANGE", "NEXT_CHANGE", "ARCHIVED", "STATUS", "TYPE", "SEQ", "DICT_START",
                      "DICT_END", "THREAD", "BYTES", "DEST_NAME"),
                     [(REDO_LOG, 1, 2**64 - 1, "NO", "CURRENT", "ONLINE", 1, "NO", "NO", 1, 1 << 26, None)])
