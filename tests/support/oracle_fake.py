@@ -113,6 +113,8 @@ class FakeOracleDatabase:
     scn_step: int = 0
     window_delay_s: float = 0.0
     """Each mining query takes this long (a slow database: the kill test's window to kill in)."""
+    snapshot_fetch_delay_s: float = 0.0
+    """Each fetch from an ``AS OF SCN`` select takes this long (a slow snapshot: the kill test's window)."""
     oldest_scn: int = 0
     """The logs holding SCNs below this were removed: the minable-logs query from a lower SCN answers none."""
     dictionary_changes: list[tuple[int, tuple[str, str], FakeTable | None]] = field(default_factory=list)
@@ -193,6 +195,7 @@ class FakeCursor:
         self.description: list[tuple[Any, ...]] | None = None
         self.arraysize = 100
         self.rowcount = 0
+        self._delay = 0.0
 
     # -- python-oracledb's cursor ------------------------------------------------------------
 
@@ -200,12 +203,15 @@ class FakeCursor:
         params = list(parameters or [])
         self._db.served.append(statement)
         names, rows = self._answer(statement, params)
+        self._delay = self._db.snapshot_fetch_delay_s if _SNAPSHOT.fullmatch(statement) else 0.0
         self.description = [(n, None, None, None, None, None, True) for n in names] if names else None
         self._rows = rows
         self.rowcount = len(rows)
 
     def fetchmany(self, size: int | None = None) -> list[tuple[Any, ...]]:
         n = self.arraysize if size is None else size
+        if self._delay and self._rows:
+            time.sleep(self._delay)
         out, self._rows = self._rows[:n], self._rows[n:]
         return out
 
