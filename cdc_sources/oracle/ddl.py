@@ -143,11 +143,12 @@ class _Reader:
         return t.word
 
     def number(self) -> int:
+        sign = -1 if self.accept("-") else 1
         t = self.take()
         if not t.text.isdigit():
             self.i -= 1
             raise self.error("expected a number")
-        return int(t.text)
+        return sign * int(t.text)
 
     def skip_balanced(self) -> None:
         """Skip one ``(...)`` group, nested groups included."""
