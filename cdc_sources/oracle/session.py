@@ -88,6 +88,8 @@ class OracleCaptureSession:
     def __init__(self, config: OracleSourceConfig, connection: gw.Connection,
                  stored_offset: Mapping[str, Any] | None, history: Sequence[HistoryEntry] = ()) -> None:
         self.config = config
+        for warning in config.warnings:
+            log.warning("source %s: %s", config.name, warning)
         self.gateway = gw.OracleGateway(connection, fetch_size=config.fetch_size)
         self.offset = OracleOffset.from_dict(stored_offset) if stored_offset else None
         self.gateway.run(gw.CATALOGUE[gw.StatementKind.NLS_SESSION])

@@ -11,9 +11,10 @@ import orjson
 import pytest
 
 from bronze.schema import history_path
+from cdc_sources.oracle import build_oracle_config
 from cdc_sources.spi import SourceError
 from tests.support.bronze_rows import read_table
-from tests.support.oracle_capture import SOURCE, capture_once
+from tests.support.oracle_capture import SOURCE, capture_once, connector
 from tests.support.oracle_ddl_corpus import EXPECTED_PRODUCTS, FINAL, database, events
 
 pytestmark = [pytest.mark.integration]
@@ -81,3 +82,15 @@ def test_recovery_records_the_lost_history_again(tmp_path: Path) -> None:
     assert events(root, "PRODUCTS") == FIRST_RUN
     capture_once(root, database(1100, 1100))
     assert events(root, "PRODUCTS") == EXPECTED_PRODUCTS
+
+
+@pytest.mark.parametrize(("given", "read"), [("schema_only", "no_data"), ("schema_only_recovery", "recovery")])
+def test_the_2x_names_are_read_as_their_3x_modes_with_a_warning(given: str, read: str,
+                                                                 caplog: pytest.LogCaptureFixture) -> None:
+    config, problems = build_oracle_config(name="ora", connection={"host": "h", "user": "u", "database": "D"},
+                                           options={"snapshot.mode": given}, path="sources[0]")
+    assert problems == [] and config is not None and config.snapshot_mode == read
+    assert config.warnings == (f"snapshot.mode={given} was removed in Debezium 3.0; it is read as {read}",)
+    with caplog.at_level("WARNING"):
+        connector(database(995, 1100), {"snapshot.mode": given}).open(None).close()
+    assert f"snapshot.mode={given} was removed" in caplog.text
