@@ -7,6 +7,11 @@ null from then on; a renamed one keeps its values)."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -22,7 +27,7 @@ from pipelines.engine import EngineSpec
 from pipelines.silver_runner import run_silver
 from tests.support.bronze_rows import read_table, read_topic
 from tests.support.engines import SAIL_ONLY
-from tests.support.oracle_capture import SOURCE, capture_once
+from tests.support.oracle_capture import SOURCE, capture_once, save_database
 from tests.support.oracle_ddl_corpus import EXPECTED_PRODUCTS, database, decimal, events
 
 pytestmark = [pytest.mark.integration]
@@ -107,3 +112,37 @@ def test_sail_silver_follows_the_schema_changes(tmp_path: Path, spark: Any) -> N
     assert got == [(1, "apple", Decimal("1.25")), (2, "pear!", None), (3, "plum", None),
                    (4, "fig", Decimal("2.50")), (5, "kiwi", Decimal("3.00")), (6, "lime", None)]
     assert "NAME" not in rows[0]
+
+
+def test_sigkill_amid_the_schema_changes_then_restart_is_exactly_once(tmp_path: Path) -> None:
+    """A capture killed after some of the DDL, restarted (the dictionary final by then): each
+    event and each history record once."""
+    root = str(tmp_path / "lake")
+    slow = database(995, 1100)
+    slow.window_delay_s = 0.15  # 21 windows of a slow database: the child is mid-stream for seconds
+    fixture = tmp_path / "db.pickle"
+    save_database(slow, fixture, {("INVENTORY", "PRODUCTS", 1000): slow.rows_as_of("INVENTORY", "PRODUCTS", 1000)})
+    repo = Path(__file__).resolve().parents[2]
+    child = subprocess.Popen([sys.executable, "-m", "tests.support.oracle_capture", str(fixture), root, "1"],
+                             cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)}, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and child.poll() is None:
+            if len(read_table(history_path(root, SOURCE))) >= 2:  # past the first ALTER: kill it
+                break
+            time.sleep(0.02)
+        assert child.poll() is None, f"the capture ended before it was killed: {child.communicate()}"
+        child.send_signal(signal.SIGKILL)
+        child.wait(30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    killed = events(root, "PRODUCTS")
+    assert killed == EXPECTED_PRODUCTS[:len(killed)] and len(killed) < len(EXPECTED_PRODUCTS)
+    capture_once(root, database(1100, 1100))
+    assert events(root, "PRODUCTS") == EXPECTED_PRODUCTS
+    assert events(root, "TAGS") == [("c", {"ID": 1, "LABEL": "red"})]
+    history = [orjson.loads(r["value"])["ddl"] for r in read_table(history_path(root, SOURCE))]
+    assert len(history) == 5 and len(set(history)) == 5
+    assert len(read_topic(root, "ora")) == 5
