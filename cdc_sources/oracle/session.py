@@ -71,6 +71,7 @@ from cdc_sources.spi import (
 )
 from cdc_sources.spi.errors import Fatal
 
+_SNAPSHOT_ATTEMPTS = 5
 _BAD_INPUT = (LogMinerRowError, RedoParseError, OracleValueError, OracleSchemaChangeError)
 
 __all__ = ["OracleCaptureSession", "OracleStreamError"]
@@ -95,8 +96,7 @@ class OracleCaptureSession:
         self.gateway.run(gw.CATALOGUE[gw.StatementKind.NLS_SESSION])
         self.gateway.run(gw.CATALOGUE[gw.StatementKind.UTC_SESSION])
         tables = {(t.schema, t.name): t for t in self._captured_tables()}
-        self._restored = self._resumes()
-        if self._restored:  # the structures in force at the offset, not the dictionary's current ones
+        if self._resumes():  # the structures in force at the offset, not the dictionary's current ones
             assert self.offset is not None
             for (owner, name), table in restore_tables(history, self.offset).items():
                 if table is None:
@@ -120,14 +120,31 @@ class OracleCaptureSession:
         return (o is not None and o.scn is not None and not (o.snapshot is not None and not o.snapshot_completed)
                 and self.config.snapshot_mode != "recovery")
 
-    def _tables_from_dictionary(self) -> None:
+    def _snapshot_scn(self) -> int:
+        """The snapshot's SCN S, taken when the tables' structures read from the dictionary are
+        those in force at S: the dictionary is read again after S, and while it differs from the
+        structures known (a DDL committed meanwhile, or structures restored from the history for
+        ``always``/``when_needed``), the tables are taken from it and S is taken again. A DDL
+        after S is mined."""
+        for _ in range(_SNAPSHOT_ATTEMPTS):
+            scn = self._scn()
+            if self._tables_from_dictionary():
+                return scn
+        raise OracleStreamError(f"source {self.config.name}: the captured tables' structures changed during each "
+                                f"of {_SNAPSHOT_ATTEMPTS} attempts to start the snapshot; retry when no DDL runs")
+
+    def _tables_from_dictionary(self) -> bool:
+        """Take the tables from the dictionary; whether they were already known so."""
         now = {(t.schema, t.name): t for t in self._captured_tables()}
+        if now == {(t.schema, t.name): t for t in self.tables}:
+            return True
         for t in self.tables:
             if (t.schema, t.name) not in now:
                 self.maker.set_table(t.schema, t.name, None)
         for (owner, name), table in now.items():
             self.maker.set_table(owner, name, table)
         self.tables = [now[k] for k in sorted(now)]
+        return False
 
     def _captured_tables(self) -> list[OracleTable]:
         out = []
@@ -172,9 +189,7 @@ class OracleCaptureSession:
         return int(scn)
 
     def snapshot(self) -> Iterator[StreamItem]:
-        if self._restored:  # a new snapshot (always, when_needed) reads the tables as they are now
-            self._tables_from_dictionary()
-        scn = self._scn()
+        scn = self._snapshot_scn()
         pending = {str(x): int(s) for x, s in self.gateway.columns(gw.OPEN_TRANSACTIONS)[1]}
         start = min([*pending.values(), scn + 1]) - 1
         running = OracleOffset(scn=start, snapshot="INITIAL", snapshot_scn=scn)

@@ -146,3 +146,17 @@ def test_sigkill_amid_the_schema_changes_then_restart_is_exactly_once(tmp_path: 
     history = [orjson.loads(r["value"])["ddl"] for r in read_table(history_path(root, SOURCE))]
     assert len(history) == 5 and len(set(history)) == 5
     assert len(read_topic(root, "ora")) == 5
+
+
+def test_a_ddl_between_reading_the_dictionary_and_the_snapshot_scn_is_not_missed(tmp_path: Path) -> None:
+    """The session reads the dictionary at SCN 1015; the snapshot's first SCN is 1025, after the
+    column PRICE was added (1020, below the snapshot: never mined). The snapshot starts again
+    with the dictionary's columns, at SCN 1035."""
+    root = str(tmp_path / "lake")
+    db = database(1015, 1100)
+    db.scn_step = 10
+    capture_once(root, db)
+    assert events(root, "PRODUCTS") == [
+        ("r", {"ID": 1, "NAME": "apple", "PRICE": decimal("1.25")}), ("r", {"ID": 2, "NAME": "pear", "PRICE": None}),
+        ("r", {"ID": 3, "NAME": "plum", "PRICE": None}), ("r", {"ID": 4, "NAME": "fig", "PRICE": decimal("2.50")}),
+        *EXPECTED_PRODUCTS[5:]]

@@ -38,6 +38,9 @@ FINAL = {"PRODUCTS": [(1, "apple"), (2, "pear!"), (3, "plum"), (4, "fig"), (5, "
 def _rows_as_of(owner: str, table: str, scn: int) -> list[tuple[Any, ...]]:
     if scn >= 1092:
         return [(Decimal(i), v) for i, v in FINAL[table]]
+    if 1033 <= scn < 1040 and table == "PRODUCTS":  # after the first update, before the rename
+        return [(Decimal(1), "apple", Decimal("1.25")), (Decimal(2), "pear", None), (Decimal(3), "plum", None),
+                (Decimal(4), "fig", Decimal("2.50"))]
     assert (owner, table, scn) == ("INVENTORY", "PRODUCTS", 1000), (owner, table, scn)
     return [(Decimal(1), "apple"), (Decimal(2), "pear")]
 
