@@ -70,7 +70,7 @@ class DdlOutcome:
 _TOKEN = re.compile(r"""\s*(?:("(?:[^"]|"")*")|('(?:[^']|'')*')|(\d+(?:\.\d+)?)|([A-Za-z_][\w$#]*)|(\S))""")
 _INTEGER_TYPES = {"INTEGER", "INT", "SMALLINT"}
 _SIZED = {"VARCHAR2", "NVARCHAR2", "CHAR", "NCHAR", "RAW", "VARCHAR", "CHARACTER"}
-_ALIASES = {"VARCHAR": "VARCHAR2", "CHARACTER": "CHAR", "DOUBLE PRECISION": "FLOAT", "REAL": "FLOAT"}
+_ALIASES = {"VARCHAR": "VARCHAR2", "CHARACTER": "CHAR", "DOUBLE PRECISION": "FLOAT"}
 _CONSTRAINT_WORDS = {"CONSTRAINT", "PRIMARY", "UNIQUE", "FOREIGN", "CHECK", "REFERENCES"}
 
 
@@ -309,11 +309,13 @@ def _type(r: _Reader) -> tuple[str, int | None, int | None, int | None]:
     if base in _INTEGER_TYPES:
         return "NUMBER", 22, None, 0
     if base in ("NUMBER", "NUMERIC", "DECIMAL", "DEC"):
-        if not args:
-            return "NUMBER", 22, None, None
+        if not args:  # the ANSI names are fixed-point: scale 0 (NUMBER(38))
+            return "NUMBER", 22, None, None if base == "NUMBER" else 0
         return "NUMBER", 22, args[0], (args[1] if len(args) > 1 else 0)
     if base == "FLOAT":
         return "FLOAT", 22, args[0] if args else 126, None
+    if base == "REAL":
+        return "FLOAT", 22, 63, None
     if base in _SIZED:
         return base, args[0] if args else 1, None, None
     return base, args[0] if args else None, None, None
@@ -436,8 +438,16 @@ class _Alter:
         self.renamed.append((old, new))
 
 
+_NOT_COLUMNS = {"PARTITION", "SUBPARTITION", "PARTITIONS", "SUPPLEMENTAL", "UNUSED", "PERIOD", "OVERFLOW",
+                "LOGGING", "NOLOGGING", "LOB", "DEFAULT", "CONSTRAINTS"}
+"""Words after ``ADD``/``MODIFY``/``DROP`` that start no column clause (partitions, supplemental
+logging, storage): such statements change no column."""
+
+
 def _alter(r: _Reader, table: OracleTable, label: str) -> DdlOutcome:
     a = _Alter(r, table, label)
+    if r.peek() in ("ADD", "MODIFY", "DROP") and r.peek(1) in _NOT_COLUMNS:
+        return DdlOutcome(DdlKind.OTHER, table.schema, table.name)
     if r.accept("ADD"):
         a.listed(a.add)
     elif r.accept("MODIFY"):

@@ -73,6 +73,9 @@ def test_drop_table_and_statements_that_change_no_column() -> None:
     assert apply_ddl("CREATE INDEX I ON APP.T (NAME)", "APP", T).kind is DdlKind.OTHER
     assert apply_ddl("GRANT SELECT ON APP.T TO U", "APP", T).kind is DdlKind.OTHER
     assert ddl_target("COMMENT ON TABLE APP.T IS 'x'", "APP") is None
+    for sql in ("ALTER TABLE T DROP UNUSED COLUMNS", "ALTER TABLE T MODIFY PARTITION P1 COMPRESS",
+                "ALTER TABLE T ADD SUPPLEMENTAL LOG DATA (ALL) COLUMNS", "ALTER TABLE T MOVE TABLESPACE X"):
+        assert apply_ddl(sql, "APP", T).kind is DdlKind.OTHER, sql
 
 
 @pytest.mark.parametrize(("sql", "message"), [
