@@ -397,7 +397,9 @@ class BronzeWriter:
                 "primary_key": [list(s.primary_key) for s in rows],
                 "key_schema": [s.key_schema for s in rows],
                 "value_schema": [s.value_schema for s in rows],
-                "registered_at": [now] * len(rows),
+                # versions of one commit in the order the source announced them: readers order a
+                # topic's versions by this time, and a rename applies from the version before
+                "registered_at": [now + dt.timedelta(microseconds=i) for i in range(len(rows))],
                 "renamed_columns": [[{"old": o, "new": n} for o, n in s.renamed_columns] for s in rows],
                 "column_ids": [list(s.column_ids) for s in rows],
             },

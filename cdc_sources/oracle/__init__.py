@@ -56,6 +56,7 @@ class OracleConnector:
 
     def open(self, stored_offset: Mapping[str, Any] | None,
              history: Sequence[HistoryEntry] = ()) -> OracleCaptureSession:
-        """Connect and open a session; the connector keeps no private history (no DDL is captured)."""
+        """Connect and open a session; ``history`` is the connector's stored schema history (the
+        captured tables' structures, `cdc_sources.oracle.schema_changes`)."""
         connection = self.connect() if self.connect is not None else _thin_connect(self.config)
-        return OracleCaptureSession(self.config, connection, stored_offset)
+        return OracleCaptureSession(self.config, connection, stored_offset, history)

@@ -4,8 +4,10 @@
 ``password``, ``database``: the service name) and Debezium ``options:`` and returns an
 `OracleSourceConfig`, or every problem found, each with its key path. Connection keys may also be
 given as Debezium options (``database.hostname``, ``database.port``, ``database.user``,
-``database.password``, ``database.dbname``). Capture supports ``snapshot.mode`` ``initial``,
-``initial_only`` and ``no_data``; the other modes are refused by name.
+``database.password``, ``database.dbname``). Capture supports ``snapshot.mode`` ``always``,
+``initial``, ``initial_only``, ``no_data``, ``recovery`` and ``when_needed`` (Debezium 2.x's
+``schema_only`` and ``schema_only_recovery`` are read as ``no_data`` and ``recovery`` with a
+warning); ``configuration_based`` and ``custom`` are refused by name.
 """
 
 from __future__ import annotations
@@ -20,14 +22,14 @@ from cdc_sources.common.options import ParsedOptions
 from cdc_sources.oracle.converters import OracleConverterSettings
 from cdc_sources.oracle.envelope import EnvelopeSettings
 from cdc_sources.oracle.mining_query import MiningQuerySettings
-from cdc_sources.oracle.options import parse_oracle_options
+from cdc_sources.oracle.options import SNAPSHOT_MODE_ALIASES, parse_oracle_options
 from cdc_sources.oracle.transactions import EXCLUDED_SCHEMAS
 from cdc_sources.spi import ConfigProblem
 from cdc_sources.spi.retry import RetryPolicy
 
 __all__ = ["CAPTURE_SNAPSHOT_MODES", "OracleConnectionSettings", "OracleSourceConfig", "build_oracle_config"]
 
-CAPTURE_SNAPSHOT_MODES = ("initial", "initial_only", "no_data")
+CAPTURE_SNAPSHOT_MODES = ("always", "initial", "initial_only", "no_data", "recovery", "when_needed")
 _BUILTIN = BuiltinTables(containers=frozenset(s.lower() for s in EXCLUDED_SCHEMAS), tables=frozenset())
 _SKIPPABLE = frozenset({"c", "u", "d", "t", "none"})
 
@@ -72,6 +74,10 @@ class OracleSourceConfig:
     fetch_size: int = 10_000
     poll_interval_s: float = 1.0
     warnings: tuple[str, ...] = ()
+    include_schema_changes: bool = True
+    """``include.schema.changes``: publish schema change events on the ``topic.prefix`` topic."""
+    skip_unparseable_ddl: bool = False
+    """``schema.history.internal.skip.unparseable.ddl``: skip (with a warning) DDL that cannot be read."""
 
 
 def _secret(value: Any) -> str | None:
@@ -101,6 +107,11 @@ def build_oracle_config(*, name: str, connection: Mapping[str, Any], options: Ma
     if mode not in CAPTURE_SNAPSHOT_MODES:
         problems.append(ConfigProblem(f"{opath}.snapshot.mode", f"{mode!r} is not supported by this connector yet; "
                                                                 f"supported: {', '.join(CAPTURE_SNAPSHOT_MODES)}"))
+    warnings: list[str] = []
+    mode_text = str(parsed.raw.get("snapshot.mode") or "").strip().lower()
+    if mode_text in SNAPSHOT_MODE_ALIASES:
+        warnings.append(f"snapshot.mode={mode_text} was removed in Debezium 3.0; "
+                        f"it is read as {SNAPSHOT_MODE_ALIASES[mode_text]}")
     if opts.get("lob.enabled"):
         problems.append(ConfigProblem(f"{opath}.lob.enabled", "LOB mining is not supported by this connector yet"))
     skipped = {p.strip() for p in str(opts.get("skipped.operations") or "").split(",") if p.strip()}
@@ -131,4 +142,6 @@ def build_oracle_config(*, name: str, connection: Mapping[str, Any], options: Ma
     fetch = int(opts.get("query.fetch.size") or 10_000)
     return OracleSourceConfig(prefix, settings, parsed, tables, envelope, MiningQuerySettings.from_options(parsed),
                               retry, mode, fetch or 10_000,
-                              float(opts.get("poll.interval.ms") or 1000) / 1000), []
+                              float(opts.get("poll.interval.ms") or 1000) / 1000, tuple(warnings),
+                              include_schema_changes=bool(opts.get("include.schema.changes", True)),
+                              skip_unparseable_ddl=bool(opts.get("schema.history.internal.skip.unparseable.ddl"))), []

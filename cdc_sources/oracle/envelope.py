@@ -8,8 +8,9 @@ LogMiner adapter dispatches at its commit, in the transaction's change order:
 - an update that changes the key: ``d`` of the old key (header ``__debezium.newkey``), its
   tombstone, and ``c`` of the new key (header ``__debezium.oldkey``);
 - ``TRUNCATE TABLE``: ``t`` with a null key, unless ``t`` is in ``skipped.operations`` (its
-  default); any other DDL on a captured table is an error (`OracleSchemaChangeError`): schema
-  changes are not built. DDL and changes of tables not captured make no record.
+  default); other DDL is handled by the session before it reaches the maker
+  (`cdc_sources.oracle.schema_changes`): here it is an error (`OracleSchemaChangeError`).
+  Changes of tables not captured make no record.
 
 The ``source`` block is filled as Debezium's commit handler fills it: ``scn`` the change's SCN,
 ``commit_scn`` the commit's, ``txId`` the XID, ``txSeq`` the change's position in its transaction
@@ -46,6 +47,7 @@ __all__ = [
     "OracleRecord",
     "OracleSchemaChangeError",
     "OracleTable",
+    "utc_ms",
 ]
 
 
@@ -126,7 +128,7 @@ class OracleRecord:
     headers: tuple[tuple[str, str], ...] = ()
 
 
-def _utc_ms(t: datetime | None, offset: timedelta) -> int:
+def utc_ms(t: datetime | None, offset: timedelta) -> int:
     """LogMiner's local ``TIMESTAMP`` as epoch milliseconds (an aware value is taken as is)."""
     if t is None:
         return 0
@@ -154,6 +156,17 @@ class EventMaker:
         self._captures: Callable[[str, str], bool] = captures or (lambda owner, name: False)
         self._settings = settings
         self._schemas: dict[OracleTable, SchemaVersion] = {}
+
+    def table(self, owner: str, name: str) -> OracleTable | None:
+        """The captured table (owner, name) as the maker knows it now."""
+        return self._tables.get((owner, name))
+
+    def set_table(self, owner: str, name: str, table: OracleTable | None) -> None:
+        """Change a table's structure from here on (None: the table is no longer captured)."""
+        if table is None:
+            self._tables.pop((owner, name), None)
+        else:
+            self._tables[(owner, name)] = table
 
     def schema_version(self, table: OracleTable) -> SchemaVersion:
         """The key and envelope schemas of ``table``'s topic."""
@@ -202,15 +215,15 @@ class EventMaker:
             if change.kind is ChangeKind.DDL:
                 raise OracleSchemaChangeError(
                     f"DDL at SCN {row.scn} (XID {row.xid}) on {owner}.{name}: "
-                    f"{(row.sql_redo or '').strip()!r}: schema changes are not supported by this connector yet")
+                    f"{(row.sql_redo or '').strip()!r}: DDL must be applied before the maker sees it")
             assert first is not None
             event = OracleEvent(
                 schema=table.schema, table=table.name,
-                ts_ms=_utc_ms(row.timestamp, self._settings.database_offset),
+                ts_ms=utc_ms(row.timestamp, self._settings.database_offset),
                 scn=row.scn, commit_scn=tx.commit_scn, xid=tx.xid, tx_sequence=seq, user_name=tx.user_name,
                 rs_id=row.rs_id, ssn=0, redo_thread=row.thread,
-                commit_ts_ms=_utc_ms(tx.commit_time, self._settings.database_offset),
-                start_scn=first.scn, start_ts_ms=_utc_ms(first.timestamp, self._settings.database_offset),
+                commit_ts_ms=utc_ms(tx.commit_time, self._settings.database_offset),
+                start_scn=first.scn, start_ts_ms=utc_ms(first.timestamp, self._settings.database_offset),
                 redo_sql=row.sql_redo if self._settings.include_redo_sql else None, row_id=row.row_id)
             source = self._source.block(event)
             out.extend(self._records(change, table, source, tx, seq))

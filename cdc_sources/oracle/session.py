@@ -24,27 +24,44 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 import orjson
 
 from cdc_sources.common.envelope import dumps, envelope
+from cdc_sources.common.snapshot_plan import StoredState, plan_snapshot
 from cdc_sources.oracle import gateway as gw
 from cdc_sources.oracle.config import OracleSourceConfig
 from cdc_sources.oracle.converters import OracleValueError
-from cdc_sources.oracle.envelope import EventKind, EventMaker, OracleRecord, OracleSchemaChangeError, OracleTable
+from cdc_sources.oracle.ddl import DdlKind, OracleDdlError, apply_ddl, ddl_target
+from cdc_sources.oracle.envelope import (
+    EventKind,
+    EventMaker,
+    OracleRecord,
+    OracleSchemaChangeError,
+    OracleTable,
+    utc_ms,
+)
 from cdc_sources.oracle.mining_query import mining_query
 from cdc_sources.oracle.offset import OracleOffset
 from cdc_sources.oracle.redo import RedoParseError
+from cdc_sources.oracle.schema_changes import SchemaChangeRecords, create_table_ddl, restore_tables
 from cdc_sources.oracle.snapshot_values import redo_value
-from cdc_sources.oracle.source import OracleSourceInfo
+from cdc_sources.oracle.source import OracleEvent, OracleSourceInfo
 from cdc_sources.oracle.tables import table_of
-from cdc_sources.oracle.transactions import CommittedTransaction, LogMinerRow, LogMinerRowError, TransactionBuffer
+from cdc_sources.oracle.transactions import (
+    ChangeKind,
+    CommittedTransaction,
+    LogMinerRow,
+    LogMinerRowError,
+    TransactionBuffer,
+)
 from cdc_sources.spi import (
     ChangeRecord,
     Checkpoint,
+    HistoryEntry,
     SchemaVersion,
     SnapshotPlan,
     SnapshotProgress,
@@ -54,6 +71,7 @@ from cdc_sources.spi import (
 )
 from cdc_sources.spi.errors import Fatal
 
+_SNAPSHOT_ATTEMPTS = 5
 _BAD_INPUT = (LogMinerRowError, RedoParseError, OracleValueError, OracleSchemaChangeError)
 
 __all__ = ["OracleCaptureSession", "OracleStreamError"]
@@ -69,20 +87,64 @@ class OracleCaptureSession:
     """A capture run (implements `cdc_sources.spi.CaptureSession`)."""
 
     def __init__(self, config: OracleSourceConfig, connection: gw.Connection,
-                 stored_offset: Mapping[str, Any] | None) -> None:
+                 stored_offset: Mapping[str, Any] | None, history: Sequence[HistoryEntry] = ()) -> None:
         self.config = config
+        for warning in config.warnings:
+            log.warning("source %s: %s", config.name, warning)
         self.gateway = gw.OracleGateway(connection, fetch_size=config.fetch_size)
         self.offset = OracleOffset.from_dict(stored_offset) if stored_offset else None
         self.gateway.run(gw.CATALOGUE[gw.StatementKind.NLS_SESSION])
         self.gateway.run(gw.CATALOGUE[gw.StatementKind.UTC_SESSION])
-        self.tables = self._captured_tables()
+        tables = {(t.schema, t.name): t for t in self._captured_tables()}
+        if self._resumes():  # the structures in force at the offset, not the dictionary's current ones
+            assert self.offset is not None
+            for (owner, name), table in restore_tables(history, self.offset).items():
+                if table is None:
+                    tables.pop((owner, name), None)
+                elif config.tables.includes_table(owner, name):
+                    tables[(owner, name)] = table
+        self.tables = [tables[k] for k in sorted(tables)]
         db = str(config.options.values.get("database.pdb.name") or config.connection.service)
-        self.maker = EventMaker(OracleSourceInfo(config.name, db), {(t.schema, t.name): t for t in self.tables},
-                                config.envelope, captures=config.tables.includes_table)
+        source = OracleSourceInfo(config.name, db)
+        self.maker = EventMaker(source, tables, config.envelope, captures=config.tables.includes_table)
+        self.schema_records = SchemaChangeRecords(source, config.include_schema_changes)
         self.query = mining_query(config.mining)
         select = self.query[len("SELECT "):self.query.index(" FROM V$LOGMNR_CONTENTS")]
         self._columns = tuple(c.strip() for c in select.split(","))
         self._announced: set[str] = set()
+
+    def _resumes(self) -> bool:
+        """Whether this run continues from a stored offset with the recorded structures (not after
+        an interrupted snapshot, nor with ``snapshot.mode=recovery``, which records them again)."""
+        o = self.offset
+        return (o is not None and o.scn is not None and not (o.snapshot is not None and not o.snapshot_completed)
+                and self.config.snapshot_mode != "recovery")
+
+    def _snapshot_scn(self) -> int:
+        """The snapshot's SCN S, taken when the tables' structures read from the dictionary are
+        those in force at S: the dictionary is read again after S, and while it differs from the
+        structures known (a DDL committed meanwhile, or structures restored from the history for
+        ``always``/``when_needed``), the tables are taken from it and S is taken again. A DDL
+        after S is mined."""
+        for _ in range(_SNAPSHOT_ATTEMPTS):
+            scn = self._scn()
+            if self._tables_from_dictionary():
+                return scn
+        raise OracleStreamError(f"source {self.config.name}: the captured tables' structures changed during each "
+                                f"of {_SNAPSHOT_ATTEMPTS} attempts to start the snapshot; retry when no DDL runs")
+
+    def _tables_from_dictionary(self) -> bool:
+        """Take the tables from the dictionary; whether they were already known so."""
+        now = {(t.schema, t.name): t for t in self._captured_tables()}
+        if now == {(t.schema, t.name): t for t in self.tables}:
+            return True
+        for t in self.tables:
+            if (t.schema, t.name) not in now:
+                self.maker.set_table(t.schema, t.name, None)
+        for (owner, name), table in now.items():
+            self.maker.set_table(owner, name, table)
+        self.tables = [now[k] for k in sorted(now)]
+        return False
 
     def _captured_tables(self) -> list[OracleTable]:
         out = []
@@ -97,16 +159,28 @@ class OracleCaptureSession:
     # -- the plan ----------------------------------------------------------------------------
 
     def plan(self) -> SnapshotPlan:
+        """``snapshot.mode`` against the stored offset (Debezium 3.6.3's snapshotters, `plan_snapshot`).
+
+        ``when_needed`` also snapshots when the stored SCN is no longer in the redo or archive
+        logs; ``recovery`` streams like ``no_data`` after recording the captured tables' current
+        structures in the schema history again (see `stream`)."""
         mode = self.config.snapshot_mode
-        stream = mode != "initial_only"
-        if self.offset is None or self.offset.scn is None:
-            if mode == "no_data":
-                return SnapshotPlan(False, True, "no stored offset, snapshot.mode=no_data: streaming from the "
-                                                 "current SCN")
-            return SnapshotPlan(True, stream, f"no stored offset: snapshot of {len(self.tables)} table(s)")
-        if self.offset.snapshot is not None and not self.offset.snapshot_completed:
-            return SnapshotPlan(True, stream, "the last snapshot did not finish: snapshot again")
-        return SnapshotPlan(False, stream, f"resuming from SCN {self.offset.scn}")
+        o = self.offset
+        exists = o is not None and o.scn is not None
+        running = exists and o is not None and o.snapshot is not None and not o.snapshot_completed
+        available = True
+        if exists and not running and mode == "when_needed":
+            assert o is not None and o.scn is not None
+            available = bool(self.gateway.columns(gw.minable_logs(o.scn))[1])
+        state = StoredState(offset_exists=exists, snapshot_completed=exists and not running,
+                            offset_available=available)
+        plan = plan_snapshot("no_data" if mode == "recovery" else mode, state)
+        if not plan.snapshot_data:
+            where = f"resuming from SCN {o.scn}" if exists and o is not None else "streaming from the current SCN"
+            plan = replace(plan, reason=f"{plan.reason}: {where}")
+        if plan.snapshot_data:
+            plan = replace(plan, reason=f"{plan.reason}: snapshot of {len(self.tables)} table(s)")
+        return plan
 
     # -- the snapshot ------------------------------------------------------------------------
 
@@ -115,15 +189,16 @@ class OracleCaptureSession:
         return int(scn)
 
     def snapshot(self) -> Iterator[StreamItem]:
-        scn = self._scn()
+        scn = self._snapshot_scn()
         pending = {str(x): int(s) for x, s in self.gateway.columns(gw.OPEN_TRANSACTIONS)[1]}
         start = min([*pending.values(), scn + 1]) - 1
         running = OracleOffset(scn=start, snapshot="INITIAL", snapshot_scn=scn)
         position = dumps(running.to_dict())
         ts_ms = time.time_ns() // 1_000_000
+        yield self._start_records(running, scn, ts_ms, "true")
         for index, table in enumerate(self.tables):
             version = self.maker.schema_version(table)
-            self._announced.add(version.topic)
+            self._announced.add(version.schema_id)
             yield version
             names = [c.name for c in table.columns]
             rows = self.gateway.rows(gw.snapshot_select(table.schema, table.name, names, scn))
@@ -142,7 +217,7 @@ class OracleCaptureSession:
                 except _BAD_INPUT as exc:
                     raise OracleStreamError(f"source {self.config.name}: snapshot of {table.schema}.{table.name}: "
                                             f"{exc}") from None
-                batch.append(self._record(rec, version, position, (0, index, count)))
+                batch.append(self._record(rec, version, position, (scn + 1, -1, index, count)))
                 count += 1
                 if len(batch) >= 1000:
                     yield batch
@@ -157,9 +232,28 @@ class OracleCaptureSession:
 
     # -- streaming ---------------------------------------------------------------------------
 
+    def _start_records(self, offset: OracleOffset, scn: int, ts_ms: int, snapshot: str) -> list[ChangeRecord]:
+        """The history record (and schema change event) of each captured table's structure at the start."""
+        position = {**offset.to_dict(), "snapshot": "INITIAL"}
+        out: list[ChangeRecord] = []
+        for k, t in enumerate(self.tables):
+            event = OracleEvent(schema=t.schema, table=t.name, ts_ms=ts_ms, scn=scn, snapshot=snapshot)
+            out += self.schema_records.records(create_table_ddl(t), "CREATE", t.schema, t.name, t, position=position,
+                                               order_key=(scn, -1, k), event=event)
+        return out
+
     def stream(self, *, until_idle: bool) -> Iterator[StreamItem]:
-        offset = self.offset if self.offset is not None and self.offset.scn is not None \
-            else OracleOffset(scn=self._scn())
+        if self.offset is None or self.offset.scn is None:  # no_data without an offset: record the structures
+            scn = self._scn()
+            yield self._start_records(OracleOffset(scn=scn), scn, time.time_ns() // 1_000_000, "false")
+            offset = OracleOffset(scn=scn)
+        else:
+            offset = self.offset
+            if self.config.snapshot_mode == "recovery" and offset.snapshot is None:
+                # the structures of the dictionary (read at the start) recorded again, after every
+                # record of the history; newer than any DDL record the offset has handled
+                scn = self._scn()
+                yield self._start_records(offset, scn + 1, time.time_ns() // 1_000_000, "false")
         offset = replace(offset, snapshot=None, snapshot_completed=False, snapshot_pending_tx={})
         self.offset = offset
         assert offset.scn is not None
@@ -178,7 +272,7 @@ class OracleCaptureSession:
             logs = self.gateway.columns(gw.minable_logs(low))[1]
             if not logs:
                 raise SourceError(f"SCN {low} is no longer in the redo or archive logs: the offset cannot be "
-                                  "resumed; take a new snapshot")
+                                  "resumed; set snapshot.mode=when_needed (or always) to take a new snapshot")
             for i, entry in enumerate(logs):
                 self.gateway.call(gw.add_logfile(str(entry[0]), i == 0))
             self.gateway.call(gw.start_logmnr(low, high))
@@ -195,9 +289,8 @@ class OracleCaptureSession:
                             offset = offset.with_commit(tx.thread, tx.commit_scn, tx.xid)
                         offset = replace(offset, scn=_restart(buffer, tx.commit_scn))
                         if emit:
-                            records = self._transaction(tx, offset, rank)
-                            if records:
-                                yield records
+                            yield from (self._ddl(tx, offset, rank) if _is_ddl(tx)
+                                        else self._transaction(tx, offset, rank))
                         self.offset = offset
                         yield Checkpoint(offset)
             finally:
@@ -212,9 +305,50 @@ class OracleCaptureSession:
             return True  # committed before the snapshot: its changes are in it
         return offset.handled(tx.thread, tx.commit_scn, tx.xid)
 
-    def _transaction(self, tx: CommittedTransaction, offset: OracleOffset, rank: int) -> list[ChangeRecord]:
+    def _ddl(self, tx: CommittedTransaction, offset: OracleOffset, rank: int) -> list[StreamItem]:
+        """A DDL statement on a captured table: the table's new structure (and schema version),
+        its history record and schema change event. Other DDL makes nothing."""
+        row = tx.changes[0].row
+        sql = (row.sql_redo or "").strip()
+        default_owner = row.seg_owner or tx.user_name or ""
+        target = ddl_target(sql, default_owner)
+        if target is None or not self.config.tables.includes_table(target[1], target[2]):
+            return []
+        _, owner, name = target
+        try:
+            outcome = apply_ddl(sql, default_owner, self.maker.table(owner, name))
+        except OracleDdlError as exc:
+            where = f"SCN {row.scn} (XID {tx.xid})"
+            if self.config.skip_unparseable_ddl:
+                log.warning("source %s: skipping DDL the connector cannot read at %s: %s", self.config.name, where, exc)
+                return []
+            raise OracleStreamError(
+                f"source {self.config.name}: cannot apply the DDL at {where} to {owner}.{name}: {exc}. The table's "
+                "columns would be wrong from here on; set schema.history.internal.skip.unparseable.ddl=true to skip "
+                "it") from None
+        if outcome.kind is DdlKind.OTHER:
+            return []
+        self.maker.set_table(owner, name, outcome.table)
+        out: list[StreamItem] = []
+        if outcome.table is not None:
+            version = self.maker.schema_version(outcome.table)
+            if outcome.renamed:
+                version = replace(version, renamed_columns=outcome.renamed)
+            self._announced.add(version.schema_id)
+            out.append(version)
+        offset_ms = self.config.envelope.database_offset
+        event = OracleEvent(schema=owner, table=name, ts_ms=utc_ms(row.timestamp, offset_ms), scn=row.scn,
+                            commit_scn=tx.commit_scn, xid=tx.xid, user_name=tx.user_name, rs_id=row.rs_id,
+                            redo_thread=row.thread, commit_ts_ms=utc_ms(tx.commit_time, offset_ms))
+        out.append(self.schema_records.records(sql, outcome.kind.value, owner, name, outcome.table,
+                                               position={**offset.to_dict(), "txId": tx.xid},
+                                               order_key=(tx.commit_scn, rank, 0), event=event))
+        return out
+
+    def _transaction(self, tx: CommittedTransaction, offset: OracleOffset, rank: int) -> list[StreamItem]:
         position = dumps({**offset.to_dict(), "txId": tx.xid})
         out: list[ChangeRecord] = []
+        versions: list[StreamItem] = []
         try:
             made = self.maker.transaction(tx)
         except _BAD_INPUT as exc:
@@ -222,8 +356,11 @@ class OracleCaptureSession:
                                     f"{tx.commit_scn}: {exc}") from None
         for i, rec in enumerate(made):
             version = self.maker.schema_version(rec.table)
+            if version.schema_id not in self._announced:
+                self._announced.add(version.schema_id)
+                versions.append(version)
             out.append(self._record(rec, version, position, (tx.commit_scn, rank, i)))
-        return out
+        return [*versions, out] if out else versions
 
     def _record(self, rec: OracleRecord, version: SchemaVersion, position: str,
                 order_key: tuple[int, ...]) -> ChangeRecord:
@@ -262,6 +399,10 @@ class OracleCaptureSession:
 def _xid(value: Any) -> str:
     """LogMiner's ``XID`` (``RAW(8)``: bytes from the driver) as 16 lower-case hex digits."""
     return value.hex() if isinstance(value, bytes) else str(value).lower()
+
+
+def _is_ddl(tx: CommittedTransaction) -> bool:
+    return len(tx.changes) == 1 and tx.changes[0].kind is ChangeKind.DDL
 
 
 def _restart(buffer: TransactionBuffer, bound: int) -> int:

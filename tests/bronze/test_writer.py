@@ -252,3 +252,16 @@ def test_the_open_transaction_stays_open_after_a_crash_before_the_offset_commit(
     assert (result.records_written, result.records_skipped) == (1, 2)
     assert _complete_seq(root, 2) == {t: 1}
     w.close()
+
+
+def test_versions_of_one_commit_are_registered_in_the_order_given(tmp_path):
+    """Readers order a topic's versions by ``registered_at``: versions committed together must
+    keep the order the source announced them in, whatever their ids."""
+    root = str(tmp_path)
+    w = BronzeWriter(root, "p")
+    w.recover()
+    ids = ["s9", "s1", "s5"]  # not in id order
+    versions = [SchemaVersion("p.public.t", i, "{}", "{}", "public.t", ("id",)) for i in ids]
+    w.commit([rec("p.public.t", 1)], versions, {"lsn": 5}, snapshot_completed=True)
+    schemas = DeltaTable(schemas_path(root, "p")).to_pyarrow_table().to_pylist()
+    assert [s["schema_id"] for s in sorted(schemas, key=lambda s: (s["registered_at"], s["schema_id"]))] == ids

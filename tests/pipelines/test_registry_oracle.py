@@ -27,12 +27,14 @@ def test_option_problems_are_reported_with_their_key_paths() -> None:
 def test_valid_options_build_the_connector_and_unsupported_modes_are_named() -> None:
     connector, problems = build_connector(spec({"table.include.list": "APP\\..*"}), "sources[0]")
     assert problems == [] and connector is not None and connector.name == "ora"
-    connector, problems = build_connector(spec({"snapshot.mode": "always", "lob.enabled": True}, None), "sources[0]")
+    connector, problems = build_connector(spec({"snapshot.mode": "configuration_based", "lob.enabled": True}, None),
+                                          "sources[0]")
     assert connector is None
     assert [(p.path, p.message) for p in problems] == [
         ("sources[0].connection.database", "required"),
         ("sources[0].options.snapshot.mode",
-         "'always' is not supported by this connector yet; supported: initial, initial_only, no_data"),
+         "'configuration_based' is not supported by this connector yet; supported: always, initial, initial_only, "
+         "no_data, recovery, when_needed"),
         ("sources[0].options.lob.enabled", "LOB mining is not supported by this connector yet")]
 
 

@@ -2,13 +2,15 @@
 
 `capture_once` runs the real coordinator and bronze writer with an `OracleConnector` whose
 connections are fake ones over a `FakeOracleDatabase` (the connector and everything after it are
-the production code). ``python -m tests.support.oracle_capture <fixture.pickle> <root>`` does the
+the production code). ``python -m tests.support.oracle_capture <fixture.pickle> <root> <commit max
+records> [options JSON]`` does the
 same in a child process (what the SIGKILL test kills): the fixture is the pickled database state
 (`save_database`).
 """
 
 from __future__ import annotations
 
+import json
 import pickle
 import sys
 import threading
@@ -53,7 +55,8 @@ def save_database(db: FakeOracleDatabase, path: Path, rows_as_of: dict[tuple[str
     """Pickle the database for a child process (``rows_as_of`` answers precomputed per query)."""
     state = {"tables": db.tables, "contents": db.contents, "current_scn": db.current_scn,
              "mining_query": db.mining_query, "final_scn": db.final_scn, "scn_step": db.scn_step,
-             "window_delay_s": db.window_delay_s, "as_of": rows_as_of}
+             "window_delay_s": db.window_delay_s, "dictionary_changes": db.dictionary_changes,
+             "snapshot_fetch_delay_s": db.snapshot_fetch_delay_s, "as_of": rows_as_of}
     path.write_bytes(pickle.dumps(state))
 
 
@@ -66,9 +69,13 @@ def load_database(path: Path) -> FakeOracleDatabase:
 
     return FakeOracleDatabase(state["tables"], state["contents"], rows_as_of, state["current_scn"],
                               state["mining_query"], final_scn=state["final_scn"], scn_step=state["scn_step"],
-                              window_delay_s=state["window_delay_s"])
+                              window_delay_s=state["window_delay_s"],
+                              dictionary_changes=state.get("dictionary_changes", []),
+                              snapshot_fetch_delay_s=state.get("snapshot_fetch_delay_s", 0.0))
 
 
 if __name__ == "__main__":
-    result = capture_once(sys.argv[2], load_database(Path(sys.argv[1])), commit_max_records=int(sys.argv[3]))
+    extra = json.loads(sys.argv[4]) if len(sys.argv) > 4 else None  # more connector options, as JSON
+    result = capture_once(sys.argv[2], load_database(Path(sys.argv[1])), commit_max_records=int(sys.argv[3]),
+                          options=extra)
     print(f"snapshot={result.snapshot_rows} streamed={result.streamed_records}", flush=True)

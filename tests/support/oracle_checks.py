@@ -28,7 +28,8 @@ def database(workload: OracleWorkload, *, start: int, end: int, windows: int = 6
     ``start`` to ``end`` in ``windows`` steps, one per ``SELECT CURRENT_SCN``."""
     rows = workload.logminer_rows()
     return FakeOracleDatabase({(t.owner, t.name): t for t in TABLES.values()}, rows, workload.rows_as_of, start,
-                              QUERY, final_scn=end, scn_step=max(1, (end - start) // windows + 1))
+                              QUERY, final_scn=end, scn_step=max(1, (end - start) // windows + 1),
+                              dictionary_changes=workload.dictionary_changes())
 
 
 def plain(v: Any) -> Any:

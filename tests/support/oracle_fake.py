@@ -113,6 +113,13 @@ class FakeOracleDatabase:
     scn_step: int = 0
     window_delay_s: float = 0.0
     """Each mining query takes this long (a slow database: the kill test's window to kill in)."""
+    snapshot_fetch_delay_s: float = 0.0
+    """Each fetch from an ``AS OF SCN`` select takes this long (a slow snapshot: the kill test's window)."""
+    oldest_scn: int = 0
+    """The logs holding SCNs below this were removed: the minable-logs query from a lower SCN answers none."""
+    dictionary_changes: list[tuple[int, tuple[str, str], FakeTable | None]] = field(default_factory=list)
+    """DDL the database ran: from each SCN on, the dictionary (``ALL_TABLES``, ``ALL_TAB_COLUMNS``,
+    keys, ``AS OF SCN`` selects) shows the table as given (None: dropped)."""
     served: list[str] = field(default_factory=list)
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
@@ -123,6 +130,18 @@ class FakeOracleDatabase:
                 raise ValueError(f"V$LOGMNR_CONTENTS row at SCN {row.get('SCN')}: columns differ: {sorted(missing)}")
         self.contents.sort(key=lambda r: int(r["SCN"]))
         self._scns = [int(r["SCN"]) for r in self.contents]
+
+    def tables_at(self, scn: int) -> dict[tuple[str, str], FakeTable]:
+        """The dictionary as of ``scn``: `tables` with every change at or below it applied."""
+        out = dict(self.tables)
+        for at, name, table in sorted(self.dictionary_changes, key=lambda c: c[0]):
+            if at > scn:
+                break
+            if table is None:
+                out.pop(name, None)
+            else:
+                out[name] = table
+        return out
 
     def rows_between(self, low: int, high: int) -> list[dict[str, Any]]:
         """The rows with ``low < SCN <= high``, in SCN order."""
@@ -176,6 +195,7 @@ class FakeCursor:
         self.description: list[tuple[Any, ...]] | None = None
         self.arraysize = 100
         self.rowcount = 0
+        self._delay = 0.0
 
     # -- python-oracledb's cursor ------------------------------------------------------------
 
@@ -183,12 +203,15 @@ class FakeCursor:
         params = list(parameters or [])
         self._db.served.append(statement)
         names, rows = self._answer(statement, params)
+        self._delay = self._db.snapshot_fetch_delay_s if _SNAPSHOT.fullmatch(statement) else 0.0
         self.description = [(n, None, None, None, None, None, True) for n in names] if names else None
         self._rows = rows
         self.rowcount = len(rows)
 
     def fetchmany(self, size: int | None = None) -> list[tuple[Any, ...]]:
         n = self.arraysize if size is None else size
+        if self._delay and self._rows:
+            time.sleep(self._delay)
         out, self._rows = self._rows[:n], self._rows[n:]
         return out
 
@@ -251,6 +274,9 @@ class FakeCursor:
                 return columns, self._snapshot(owner, table, columns, scn)
         m = _MINABLE.search(sql)
         if m is not None and gw.minable_logs(int(m.group(1))).oracle_sql == sql:
+            if int(m.group(1)) < self._db.oldest_scn:
+                return ("FILE_NAME", "FIRST_CHANGE", "NEXT_CHANGE", "ARCHIVED", "STATUS", "TYPE", "SEQ", "DICT_START",
+                        "DICT_END", "THREAD", "BYTES", "DEST_NAME"), []
             return (("FILE_NAME", "FIRST_CHANGE", "NEXT_CHANGE", "ARCHIVED", "STATUS", "TYPE", "SEQ", "DICT_START",
                      "DICT_END", "THREAD", "BYTES", "DEST_NAME"),
                     [(REDO_LOG, 1, 2**64 - 1, "NO", "CURRENT", "ONLINE", 1, "NO", "NO", 1, 1 << 26, None)])
@@ -271,12 +297,12 @@ class FakeCursor:
                 db.current_scn = min(db.final_scn, db.current_scn + db.scn_step)
             return ("CURRENT_SCN",), [(db.current_scn,)]
         if kind is gw.StatementKind.CAPTURABLE_TABLES:
-            return ("OWNER", "TABLE_NAME"), sorted(self._db.tables)
+            return ("OWNER", "TABLE_NAME"), sorted(self._db.tables_at(self._db.current_scn))
         if kind is gw.StatementKind.OPEN_TRANSACTIONS:
             return ("XID", "START_SCN"), self._db.open_transactions(self._db.current_scn)
         if kind is gw.StatementKind.SUPPLEMENTAL_LOGGING_MIN:
             return ("'KEY'", "SUPPLEMENTAL_LOG_DATA_MIN"), [("KEY", "YES")]
-        table = self._db.tables.get((str(params[0]), str(params[1])))
+        table = self._db.tables_at(self._db.current_scn).get((str(params[0]), str(params[1])))
         if kind is gw.StatementKind.TABLE_COLUMNS:
             cols = table.columns if table is not None else ()
             return (("COLUMN_NAME", "DATA_TYPE", "DATA_LENGTH", "DATA_PRECISION", "DATA_SCALE", "NULLABLE"),
@@ -286,7 +312,7 @@ class FakeCursor:
         raise FakeOracleError(f"no answer for {kind}")
 
     def _snapshot(self, owner: str, table: str, columns: list[str], scn: int) -> list[tuple[Any, ...]]:
-        found = self._db.tables.get((owner, table))
+        found = self._db.tables_at(scn).get((owner, table))
         if found is None:
             raise FakeOracleError(f'ORA-00942: table or view "{owner}"."{table}" does not exist')
         if scn > self._db.current_scn:

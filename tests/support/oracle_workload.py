@@ -15,6 +15,10 @@ the slot and writes what LogMiner would show:
   their ``where``), split into ``CSF`` pieces above ``csf_limit`` characters;
 - ``XID`` (undo segment, slot and sequence as LogMiner's 16 hex digits), ``ROW_ID`` (stable per
   row, kept across a key change), ``RS_ID``, ``TIMESTAMP`` (commit time, whole seconds, UTC);
+- ``ALTER TABLE`` run with `OracleWorkload.alter` (concurrently with the writers if wanted) as a
+  ``DDL`` row at the WAL position the statement reached while it held its lock (every change of
+  the table before it is below, every change after it above), with the Oracle statement given;
+  `dictionary_changes` gives the fake the table's new dictionary entry from that SCN;
 - injected what PostgreSQL cannot show: transactions that roll back (``ROLLBACK``, operation 36),
   statements undone inside committed transactions (a change then its ``ROLLBACK = 1`` row), and
   rows of Oracle's own schemas, which the mining query must leave out.
@@ -120,6 +124,8 @@ class OracleWorkload:
         self.csf_limit = csf_limit
         self.slot = "oracle_redo"
         self.transactions: list[Transaction] = []
+        self.ddl: list[tuple[int, str, str, FakeTable]] = []
+        """(SCN, table, Oracle statement, the table after it) of each `alter`."""
         with psycopg.connect(dsn, autocommit=True) as conn:
             conn.execute(f'CREATE SCHEMA "{OWNER}"')
             for name, ddl in _DDL.items():
@@ -187,6 +193,27 @@ class OracleWorkload:
                 time.sleep(0.05)
             conn.execute('UPDATE "INVENTORY"."ORDERS" SET "STATUS" = %s WHERE "ID" = %s', ("DONE", base_id + 900))
 
+    def alter(self, table: str, postgres_sql: str, oracle_sql: str, after: FakeTable) -> None:
+        """Run ``ALTER TABLE "INVENTORY"."<table>" <postgres_sql>`` and record it as ``oracle_sql``
+        at the WAL position reached while its lock is held."""
+        with self._connect() as conn, conn.transaction():
+            conn.execute(f'ALTER TABLE "{OWNER}"."{table}" {postgres_sql}')
+            row = conn.execute("SELECT pg_current_wal_insert_lsn()::text").fetchone()
+            assert row is not None
+            self.ddl.append((lsn_int(row[0]), table, oracle_sql, after))
+
+    def table_at(self, table: str, scn: int) -> FakeTable:
+        """The table's structure as of ``scn`` (after every `alter` at or below it)."""
+        found = TABLES[table]
+        for at, name, _, after in sorted(self.ddl, key=lambda d: d[0]):
+            if name == table and at <= scn:
+                found = after
+        return found
+
+    def dictionary_changes(self) -> list[tuple[int, tuple[str, str], FakeTable | None]]:
+        """The dictionary changes of the `alter` s, for `FakeOracleDatabase.dictionary_changes`."""
+        return [(at, (OWNER, name), after) for at, name, _, after in self.ddl]
+
     # -- the slot ----------------------------------------------------------------------------
 
     def decode(self) -> list[Transaction]:
@@ -226,15 +253,15 @@ class OracleWorkload:
         return out
 
     def source_rows(self, table: str) -> list[tuple[Any, ...]]:
-        """The table's rows now, straight from PostgreSQL, ordered by key."""
-        cols = ", ".join(f'"{c.name}"' for c in TABLES[table].columns)
+        """The table's rows now, straight from PostgreSQL, ordered by key (in its current columns)."""
+        cols = ", ".join(f'"{c.name}"' for c in self.table_at(table, 1 << 62).columns)
         with psycopg.connect(self.dsn) as conn:
             return [tuple(r) for r in conn.execute(f'SELECT {cols} FROM "{OWNER}"."{table}" ORDER BY 1')]
 
     def rows_as_of(self, owner: str, table: str, scn: int) -> list[tuple[Any, ...]]:
         """The table's rows as of ``scn``: the decoded transactions committed at or below it."""
         assert owner == OWNER
-        names = [c.name for c in TABLES[table].columns]
+        names = [c.name for c in self.table_at(table, scn).columns]
         state: dict[Any, tuple[Any, ...]] = {}
         for tx in self.transactions:
             if tx.commit_lsn > scn:
@@ -245,7 +272,7 @@ class OracleWorkload:
                 if c.before is not None:
                     del state[c.before["ID"]]
                 if c.after is not None:
-                    state[c.after["ID"]] = tuple(c.after[n] for n in names)
+                    state[c.after["ID"]] = tuple(c.after.get(n) for n in names)
         return [state[k] for k in sorted(state)]
 
     # -- LogMiner rows -----------------------------------------------------------------------
@@ -287,6 +314,10 @@ class OracleWorkload:
                                        redo='insert into "SYS"."AUD$"("ID") values (\'1\');', table="AUD$",
                                        owner="SYS", rowid="AAAAAAAAAAAAAAAAAA"))
                 add(tx.first_lsn, _row(tx.first_lsn, 7, "COMMIT", sys_xid, ts))
+        for n, (at, table, statement, _) in enumerate(self.ddl):  # each DDL commits by itself
+            add(at, {**_row(at, 5, "DDL", _xid((1 << 30) + n),
+                                 datetime.now(UTC).replace(tzinfo=None, microsecond=0), redo=statement, table=table),
+                     "INFO": "USER DDL"})
         rows.sort(key=lambda r: (r[0], r[1]))
         return [r[2] for r in rows]
 
