@@ -15,6 +15,9 @@ import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict
 
+from cdc_sources.spi import ChangeRecord
+from cdc_sources.sqlserver.config import build_sqlserver_config
+from cdc_sources.sqlserver.session import SqlServerCaptureSession
 from pipelines.capture import run_capture
 from pipelines.config import parse_pipeline
 from tests.support.bronze_rows import read_offsets, read_topic
@@ -169,3 +172,78 @@ def test_a_snapshot_taken_before_anything_was_captured(pg_db: str, tmp_path: Pat
     emu.agent().sync()
     _capture(root, emu)
     assert [(r["op"], orjson.loads(r["key"])["id"]) for r in read_topic(root, topic)] == [("r", 1), ("c", 2)]
+
+
+def test_heartbeats_run_the_action_query_and_carry_the_offset(emulator: SqlServerEmulator, tmp_path: Path) -> None:
+    """``heartbeat.interval.ms`` writes heartbeat records (key ``serverName``, value ``ts_ms``,
+    position the stored offset) after running ``heartbeat.action.query`` on the source."""
+    root = str(tmp_path / "lake")
+    emulator.execute("CREATE TABLE dbo.beats (id serial PRIMARY KEY, at timestamp DEFAULT now())")
+    options = {"heartbeat.interval.ms": "1", "heartbeat.action.query": "INSERT INTO dbo.beats DEFAULT VALUES"}
+    _capture(root, emulator, **options)
+    emulator.execute("INSERT INTO dbo.customers VALUES (31, 'new', 9.5, true, NULL)")
+    emulator.agent().sync()
+    _capture(root, emulator, **options)
+    with psycopg.connect(emulator.dsn) as conn:
+        beats = conn.execute("SELECT count(*) FROM dbo.beats").fetchone()[0]  # type: ignore[index]
+    rows = read_topic(root, f"__debezium-heartbeat.{SOURCE}")
+    assert beats >= 2
+    assert len(rows) >= 2
+    assert {r["key"] for r in rows} == {'{"serverName":"ms"}'}
+    assert all(set(orjson.loads(r["value"])) == {"ts_ms"} for r in rows)
+    # the last heartbeat carries the offset after the streamed insert: the stored one
+    assert orjson.loads(rows[-1]["position"]) == _stored(root)
+    assert _stored(root)["change_lsn"] != "NULL"
+
+
+def test_a_capture_instance_created_and_the_old_one_dropped_while_streaming(emulator: SqlServerEmulator) -> None:
+    """Debezium's online schema-evolution procedure while the capture runs: a column is added, a
+    second capture instance created, the old one disabled. The stream picks the new instance up
+    at its start LSN (its schema version first), every change comes once, from the instance
+    holding it, and disabling the old instance afterwards is no error."""
+    database = str(conninfo_to_dict(emulator.dsn)["dbname"])
+    config, problems = build_sqlserver_config(name=SOURCE, connection={"user": "u", "database": database},
+                                              options={"poll.interval.ms": "1"}, path="sources[0]")
+    assert config is not None, problems
+    agent = emulator.agent()
+    steps = iter([
+        # changes before the new instance (old schema), the schema change, a change after it
+        lambda: (emulator.execute("INSERT INTO dbo.customers VALUES (40, 'before', 1, true, NULL)"),
+                 emulator.execute("ALTER TABLE dbo.customers ADD COLUMN email varchar(60)"),
+                 emulator.enable_table("dbo", "customers", "dbo_customers_v2"),
+                 emulator.execute("UPDATE dbo.customers SET email = 'one@example.com' WHERE id = 1"),
+                 agent.sync()),
+        # the old instance disabled once the new one is in use; one more change
+        lambda: (emulator.disable_table("dbo", "customers", "dbo_customers"),
+                 emulator.execute("INSERT INTO dbo.customers VALUES (41, 'after', 2, false, NULL, 'a@example.com')"),
+                 agent.sync()),
+    ])
+
+    def sleep(_seconds: float) -> bool:
+        step = next(steps, None)
+        if step is None:
+            return True
+        step()
+        return False
+
+    session = SqlServerCaptureSession(config, emulator.gateway(), None, sleep=sleep)
+    try:
+        snapshot = list(session.snapshot())
+        streamed = list(session.stream(until_idle=False))
+    finally:
+        session.close()
+    assert sum(len(i) for i in snapshot if isinstance(i, list)) == 0  # rows come one by one
+    records = [i for i in snapshot if isinstance(i, ChangeRecord)]
+    assert len(records) == 29
+    items = [(type(i).__name__, i) for i in streamed]
+    versions = [i for kind, i in items if kind == "SchemaVersion"]
+    changes = [r for i in streamed if isinstance(i, list) for r in i]
+    assert [(orjson.loads(r.value)["op"], orjson.loads(r.key)["id"], orjson.loads(r.value)["after"].get("email", "-"))
+            for r in changes] == [("c", 40, "-"), ("u", 1, "one@example.com"), ("c", 41, "a@example.com")]
+    # the new instance's schema (with email) reached bronze before its first event
+    v2 = versions[-1]
+    assert "email" in v2.value_schema and "email" not in versions[0].value_schema
+    first_v2 = next(n for n, (_, i) in enumerate(items) if isinstance(i, list) and any(r.schema_id == v2.schema_id
+                                                                                      for r in i))
+    assert items.index(("SchemaVersion", v2)) < first_v2
+    assert changes[0].schema_id == versions[0].schema_id and changes[1].schema_id == v2.schema_id
