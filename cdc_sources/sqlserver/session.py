@@ -65,6 +65,7 @@ from cdc_sources.sqlserver.converters import ConverterSettings, SqlServerColumn,
 from cdc_sources.sqlserver.gateway import CaptureInstanceInfo, ColumnInfo, Gateway
 from cdc_sources.sqlserver.lsn import Lsn
 from cdc_sources.sqlserver.offset import SnapshotType, SqlServerOffset
+from cdc_sources.sqlserver.schema_changes import SchemaColumn, alter_event_value
 from cdc_sources.sqlserver.source_info import SOURCE_SCHEMA, SnapshotRecord, SqlServerSource
 from cdc_sources.sqlserver.transactions import TransactionTracker
 
@@ -106,6 +107,8 @@ class _Table:
     topic: str
     fields: TableFields
     version: SchemaVersion
+    columns: tuple[SchemaColumn, ...]
+    primary_key: tuple[str, ...]
 
 
 class SqlServerCaptureSession:
@@ -164,7 +167,9 @@ class SqlServerCaptureSession:
                                      columns[c].scale) for c in instance.columns}
         fields = self.columns.fields(instance, converters, metadata, {c: columns[c].nullable for c in instance.columns})
         topic = self._topic(instance.table)
-        return _Table(instance, topic, fields, self._version(topic, instance, fields))
+        described = tuple(SchemaColumn(c, metadata[c], columns[c].position, columns[c].nullable)
+                          for c in instance.columns)
+        return _Table(instance, topic, fields, self._version(topic, instance, fields), described, info.index_columns)
 
     @staticmethod
     def _version(topic: str, instance: CaptureInstance, fields: TableFields) -> SchemaVersion:
@@ -180,8 +185,14 @@ class SqlServerCaptureSession:
         if stored is not None and not stored.snapshot_running and stored.commit_lsn.available:
             # a NULL commit LSN (a snapshot taken before anything was captured) reads every
             # instance from its minimum LSN
-            lows = [self.gateway.min_lsn(name) for name in self.tables]
-            available = all(stored.commit_lsn >= low for low in lows if low.available and low != Lsn(bytes(10)))
+            # a table is readable from the offset when one of its instances still holds it: a
+            # newer instance (a schema change) starts later, and the older one covers the offset
+            covered: dict[TableId, bool] = {}
+            for name, t in self.tables.items():
+                low = self.gateway.min_lsn(name)
+                holds = not low.available or low == Lsn(bytes(10)) or stored.commit_lsn >= low
+                covered[t.instance.table] = covered.get(t.instance.table, False) or holds
+            available = all(covered.values())
         state = StoredState(offset_exists=stored is not None,
                             snapshot_completed=stored is not None and not stored.snapshot_running,
                             offset_available=available)
@@ -272,7 +283,8 @@ class SqlServerCaptureSession:
                             tombstones_on_delete=bool(self.config.opt("tombstones.on.delete")),
                             skipped=self.config.skipped_operations,
                             skip_unchanged=bool(self.config.opt("skip.messages.without.change")),
-                            resume=resume if resume.change_lsn.available else None)
+                            resume=resume if resume.change_lsn.available else None,
+                            current=self._current_instances(resume.commit_lsn))
         for t in self.tables.values():
             yield t.version
         # the first LSN still to read: after a snapshot, the LSN after its maximum; after a
@@ -299,6 +311,18 @@ class SqlServerCaptureSession:
                 return
             if self._sleep(poll_s):
                 return
+
+    def _current_instances(self, position: Lsn) -> dict[TableId, str]:
+        """Per table, the newest instance that started at or before ``position``: its schema is the
+        one in force there (the snapshot read through it, or the stream switched to it before a
+        restart), so no switch is announced again."""
+        out: dict[TableId, CaptureInstance] = {}
+        if position.available:
+            for t in self.tables.values():
+                held = out.get(t.instance.table)
+                if t.instance.start_lsn <= position and (held is None or t.instance.start_lsn > held.start_lsn):
+                    out[t.instance.table] = t.instance
+        return {table: instance.name for table, instance in out.items()}
 
     def _resume(self) -> SqlServerOffset:
         if self._snapshot_lsn is not None:
@@ -345,16 +369,18 @@ class SqlServerCaptureSession:
         pending_offset: SqlServerOffset | None = None
         tx = self._transactions
         for item in core.events(merge_rows(per_instance)):
-            if isinstance(item, SchemaSwitch):
-                log.info("table %s: events now come from capture instance %s (was %s) from commit LSN %s",
-                         item.table, item.new.name, item.old.name, item.position.commit)
-                continue
             commit = item.position.commit
             if pending_offset is not None and commit != pending_offset.commit_lsn:
                 yield from self._close_transaction(pending, pending_offset)
                 pending, pending_offset = [], None
             if commit not in times:
                 times[commit] = self._commit_time(commit)
+            if isinstance(item, SchemaSwitch):
+                log.info("table %s: events now come from capture instance %s (was %s) from commit LSN %s",
+                         item.table, item.new.name, item.old.name, commit)
+                if self.config.opt("include.schema.changes"):
+                    pending.append(self._alter_record(item, times[commit], len(pending)))
+                continue
             block = None
             if tx is not None and item.kind is not EventKind.TOMBSTONE:
                 if tx.id != str(commit):
@@ -381,6 +407,19 @@ class SqlServerCaptureSession:
         if pending:
             yield pending
         yield Checkpoint(OffsetCarrier(offset))
+
+    def _alter_record(self, switch: SchemaSwitch, ts_ns: int, index: int) -> ChangeRecord:
+        """The ``ALTER`` schema change event of a capture-instance switch, ordered just before the
+        first event read from the new instance."""
+        t = self.tables[switch.new.name]
+        table = switch.table
+        position = switch.position
+        source = SqlServerSource(self.config.name, ts_ns, table.database, table.schema, table.table,
+                                 position.commit, position.change).payload()
+        value = alter_event_value(source, table.database, table.schema, table.table, t.columns, t.primary_key)
+        offset = dumps(SqlServerOffset(position.commit, position.change, 0).to_map())
+        return ChangeRecord(self.config.name, dumps({"databaseName": table.database}), dumps(value), None, offset,
+                            order_key(position.commit, position.change, 0, index))
 
     def _heartbeat(self, offset: SqlServerOffset) -> ChangeRecord:
         """A heartbeat record carrying ``offset`` (after ``heartbeat.action.query``, when set)."""

@@ -233,11 +233,12 @@ def test_a_capture_instance_created_and_the_old_one_dropped_while_streaming(emul
     finally:
         session.close()
     assert sum(len(i) for i in snapshot if isinstance(i, list)) == 0  # rows come one by one
-    records = [i for i in snapshot if isinstance(i, ChangeRecord)]
-    assert len(records) == 29
+    assert len([i for i in snapshot if isinstance(i, ChangeRecord)]) == 29
     items = [(type(i).__name__, i) for i in streamed]
     versions = [i for kind, i in items if kind == "SchemaVersion"]
-    changes = [r for i in streamed if isinstance(i, list) for r in i]
+    records = [r for i in streamed if isinstance(i, list) for r in i]
+    changes = [r for r in records if r.topic != SOURCE]
+    (alter,) = [r for r in records if r.topic == SOURCE]
     assert [(orjson.loads(r.value)["op"], orjson.loads(r.key)["id"], orjson.loads(r.value)["after"].get("email", "-"))
             for r in changes] == [("c", 40, "-"), ("u", 1, "one@example.com"), ("c", 41, "a@example.com")]
     # the new instance's schema (with email) reached bronze before its first event
@@ -247,3 +248,50 @@ def test_a_capture_instance_created_and_the_old_one_dropped_while_streaming(emul
                                                                                       for r in i))
     assert items.index(("SchemaVersion", v2)) < first_v2
     assert changes[0].schema_id == versions[0].schema_id and changes[1].schema_id == v2.schema_id
+    # Debezium's ALTER schema change event, just before the first event of the new instance
+    assert records.index(alter) == records.index(changes[1]) - 1 and alter.order_key < changes[1].order_key
+    assert orjson.loads(alter.key or "null") == {"databaseName": database}
+    value = orjson.loads(alter.value or "null")
+    assert (value["databaseName"], value["schemaName"], value["ddl"]) == (database, "dbo", None)
+    assert value["source"]["commit_lsn"] == orjson.loads(changes[1].value or "null")["source"]["commit_lsn"]
+    (change,) = value["tableChanges"]
+    assert (change["type"], change["id"]) == ("ALTER", f'"{database}"."dbo"."customers"')
+    assert change["table"]["primaryKeyColumnNames"] == ["id"]
+    assert [(c["name"], c["jdbcType"], c["typeName"], c["length"], c["position"], c["optional"])
+            for c in change["table"]["columns"]] == [
+        ("id", 4, "int", 10, 1, False), ("name", -9, "nvarchar", 40, 2, False), ("score", 3, "decimal", 8, 3, True),
+        ("active", -7, "bit", 1, 4, True), ("seen", 93, "datetime2", 23, 5, True),
+        ("email", -9, "nvarchar", 60, 6, True)]
+
+
+def test_the_switch_into_bronze_once_across_restarts(emulator: SqlServerEmulator, tmp_path: Path) -> None:
+    """The switch to a newer capture instance after the snapshot, into bronze through the
+    coordinator: one ALTER on the schema change topic, every change once (an update both
+    instances hold included), and runs after it add neither the ALTER again nor any event."""
+    root = str(tmp_path / "lake")
+    topic = _topic(emulator.dsn)
+    _capture(root, emulator)
+    agent = emulator.agent()
+    emulator.execute("UPDATE dbo.customers SET name = 'old schema' WHERE id = 2")
+    emulator.execute("ALTER TABLE dbo.customers ADD COLUMN email varchar(60)")
+    emulator.enable_table("dbo", "customers", "dbo_customers_v2")
+    emulator.execute("BEGIN; UPDATE dbo.customers SET email = 'one@example.com' WHERE id = 1; "
+                     "DELETE FROM dbo.customers WHERE id = 3; COMMIT")
+    agent.sync()
+    _capture(root, emulator)
+    _capture(root, emulator)
+    emulator.execute("INSERT INTO dbo.customers VALUES (60, 'sixty', 1, true, NULL, 'sixty@example.com')")
+    agent.sync()
+    _capture(root, emulator)
+    _capture(root, emulator)
+
+    streamed = read_topic(root, topic)[29:]
+    assert [(r["op"], orjson.loads(r["key"])["id"]) for r in streamed] == [
+        ("u", 2), ("u", 1), ("d", 3), (None, 3), ("c", 60)]
+    assert "email" not in orjson.loads(streamed[0]["value"])["after"]
+    assert orjson.loads(streamed[1]["value"])["after"]["email"] == "one@example.com"
+    alters = read_topic(root, SOURCE)
+    assert len(alters) == 1
+    value = orjson.loads(alters[0]["value"])
+    assert value["tableChanges"][0]["type"] == "ALTER"
+    assert value["source"]["commit_lsn"] == orjson.loads(streamed[1]["value"])["source"]["commit_lsn"]
