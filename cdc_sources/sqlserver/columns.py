@@ -16,7 +16,8 @@ applied to SQL Server's columns:
 What Debezium learns from JDBC's ``DatabaseMetaData.getColumns`` (Microsoft's JDBC driver), and
 the masks and source-type parameters depend on, is derived here from ``sys.columns``
 (`jdbc_metadata`): the JDBC type (masks change character columns only: ``char``, ``varchar``,
-``text``, ``nchar``, ``nvarchar``, ``ntext``, ``xml``, ``uniqueidentifier``, ``sysname``), the
+``text``, ``nchar``, ``nvarchar``, ``ntext``, ``uniqueidentifier``, ``sysname``; ``xml`` is
+taken as ``SQLXML``, as the value converters take it), the
 column size (characters, not bytes: ``nvarchar(40)`` is 40; ``max`` types 2147483647, or
 1073741823 for the national ones) and the decimal digits (the ``scale`` parameter).
 """
@@ -40,7 +41,7 @@ __all__ = ["ColumnPolicy", "JdbcMetadata", "TableFields", "ValueField", "jdbc_me
 _INT_MAX = 2**31 - 1
 _NATIONAL_MAX = 2**30 - 1
 _JDBC_TYPES = {"char": "CHAR", "varchar": "VARCHAR", "text": "LONGVARCHAR", "nchar": "NCHAR", "nvarchar": "NVARCHAR",
-               "ntext": "LONGNVARCHAR", "sysname": "NVARCHAR", "xml": "LONGNVARCHAR", "uniqueidentifier": "CHAR"}
+               "ntext": "LONGNVARCHAR", "sysname": "NVARCHAR", "xml": "SQLXML", "uniqueidentifier": "CHAR"}
 _NATIONAL = frozenset({"nchar", "nvarchar", "ntext", "sysname"})
 _PRECISIONS = {"bit": 1, "tinyint": 3, "smallint": 5, "int": 10, "bigint": 19, "real": 24, "float": 53,
                "money": 19, "smallmoney": 10, "date": 10, "datetime": 23, "smalldatetime": 16,

@@ -28,7 +28,7 @@ __all__ = ["SchemaColumn", "alter_event_value", "jdbc_type_code", "table_id_text
 
 _JDBC_CODES = {"bit": -7, "tinyint": -6, "smallint": 5, "int": 4, "bigint": -5, "real": 7, "float": 8,
                "decimal": 3, "numeric": 2, "money": 3, "smallmoney": 3, "char": 1, "varchar": 12, "text": -1,
-               "nchar": -15, "nvarchar": -9, "ntext": -16, "sysname": -9, "xml": -16, "uniqueidentifier": 1,
+               "nchar": -15, "nvarchar": -9, "ntext": -16, "sysname": -9, "xml": 2009, "uniqueidentifier": 1,
                "binary": -2, "varbinary": -3, "image": -4, "timestamp": -2, "rowversion": -2, "date": 91,
                "time": 92, "datetime": 93, "smalldatetime": 93, "datetime2": 93, "datetimeoffset": -155,
                "sql_variant": -150, "geometry": -157, "geography": -158, "hierarchyid": -3}

@@ -20,10 +20,16 @@ Everything reaches the server through the `Gateway` (catalogue statements only):
   transaction's last event (a commit LSN ends), so bronze commits hold whole transactions and
   the stored offset is exactly the one Debezium stores.
 
-Not built yet (refused at start with a message naming the option): several databases in
-``database.names``, transaction metadata, heartbeats, column filters, masks and truncation,
-schema change events. A table's columns are read once per run (a capture instance created
-while running is picked up at the next start).
+Also: the column options (`cdc_sources.sqlserver.columns`), transaction metadata
+(`cdc_sources.sqlserver.transactions`: BEGIN/END around each transaction's events, in its bronze
+commit), heartbeats at idle points (after ``heartbeat.action.query``), and capture instances
+followed while streaming: each poll that finds changes reads them again, a new instance's schema
+version is written at once and the ``ALTER`` schema change event
+(`cdc_sources.sqlserver.schema_changes`) just before its first event; a disabled instance whose
+table has another one is dropped from the reads.
+
+Not built yet: several databases in ``database.names`` (refused at start), the ``CREATE``
+schema change events (snapshot, new tables) and a schema history.
 """
 
 from __future__ import annotations

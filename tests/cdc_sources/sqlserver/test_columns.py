@@ -37,6 +37,7 @@ from tests.support.sqlserver_emulator.pipeline import SOURCE, sqlserver_pipeline
     (("ntext", 16, 0, 0), JdbcMetadata("ntext", "LONGNVARCHAR", 1073741823, None)),
     (("nchar", 20, 0, 0), JdbcMetadata("nchar", "NCHAR", 10, None)),
     (("uniqueidentifier", 16, 0, 0), JdbcMetadata("uniqueidentifier", "CHAR", 36, None)),
+    (("xml", -1, 0, 0), JdbcMetadata("xml", "SQLXML", 2147483647, None)),
     (("int", 4, 10, 0), JdbcMetadata("int", "OTHER", 10, 0)),
     (("decimal", 9, 9, 2), JdbcMetadata("decimal", "OTHER", 9, 2)),
     (("money", 8, 19, 4), JdbcMetadata("money", "OTHER", 19, 4)),

@@ -216,6 +216,10 @@ def test_a_capture_instance_created_and_the_old_one_dropped_while_streaming(emul
         # the old instance disabled once the new one is in use; one more change
         lambda: (emulator.disable_table("dbo", "customers", "dbo_customers"),
                  emulator.execute("INSERT INTO dbo.customers VALUES (41, 'after', 2, false, NULL, 'a@example.com')"),
+                 # a table whose first capture instance appears while streaming: streamed from there
+                 emulator.execute("CREATE TABLE dbo.extra (id int PRIMARY KEY)"),
+                 emulator.enable_table("dbo", "extra"),
+                 emulator.execute("INSERT INTO dbo.extra VALUES (7)"),
                  agent.sync()),
     ])
 
@@ -240,9 +244,11 @@ def test_a_capture_instance_created_and_the_old_one_dropped_while_streaming(emul
     changes = [r for r in records if r.topic != SOURCE]
     (alter,) = [r for r in records if r.topic == SOURCE]
     assert [(orjson.loads(r.value)["op"], orjson.loads(r.key)["id"], orjson.loads(r.value)["after"].get("email", "-"))
-            for r in changes] == [("c", 40, "-"), ("u", 1, "one@example.com"), ("c", 41, "a@example.com")]
+            for r in changes] == [("c", 40, "-"), ("u", 1, "one@example.com"), ("c", 41, "a@example.com"),
+                                  ("c", 7, "-")]
+    assert changes[-1].topic == f"{SOURCE}.{database}.dbo.extra"
     # the new instance's schema (with email) reached bronze before its first event
-    v2 = versions[-1]
+    v2 = next(v for v in versions if "email" in v.value_schema)
     assert "email" in v2.value_schema and "email" not in versions[0].value_schema
     first_v2 = next(n for n, (_, i) in enumerate(items) if isinstance(i, list) and any(r.schema_id == v2.schema_id
                                                                                       for r in i))
