@@ -434,8 +434,11 @@ class SqlServerCaptureSession:
             self.gateway.heartbeat_action(str(query))
         d = str(self.config.opt("topic.delimiter"))
         topic = f"{self.config.opt('topic.heartbeat.prefix')}{d}{self.config.name}"
-        order = (*order_key(offset.commit_lsn, offset.change_lsn, offset.event_serial_no, 0)[:-2], _AFTER_ALL, 0)
-        value = dumps({"ts_ms": time.time_ns() // 1_000_000})
+        now_ms = time.time_ns() // 1_000_000
+        # after every event of the offset; the time keeps heartbeats at one offset apart (bronze
+        # drops a record whose order key is not above its table's last one)
+        order = (*order_key(offset.commit_lsn, offset.change_lsn, offset.event_serial_no, 0)[:-2], _AFTER_ALL, now_ms)
+        value = dumps({"ts_ms": now_ms})
         return ChangeRecord(topic, dumps({"serverName": self.config.name}), value, None, dumps(offset.to_map()), order)
 
     def _commit_time(self, commit: Lsn) -> int:
