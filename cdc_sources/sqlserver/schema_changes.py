@@ -2,9 +2,10 @@
 
 SQL Server has no DDL text for the connector to read: what Debezium publishes on the topic named
 ``<topic.prefix>`` is a table description with ``ddl`` null, keyed ``{"databaseName": <db>}``.
-Here it is written for the one change the connector can see while streaming, a table's newer
-capture instance taking over (Debezium's ``ALTER`` at the switch): the value is ``source`` (the
-position of the first event read from the new instance), ``ts_ms`` (processing time),
+Here it is written for each captured table when the snapshot reads it (``CREATE``, source at
+the snapshot's LSN with ``snapshot: true``) and when a table's newer capture instance takes over
+while streaming (Debezium's ``ALTER`` at the switch, source at the position of the first event
+read from the new instance). The value is ``source``, ``ts_ms`` (processing time),
 ``databaseName``, ``schemaName``, ``ddl`` and one ``tableChanges`` entry:
 ``{type, id, table: {defaultCharsetName, primaryKeyColumnNames, columns, comment}}``, the id
 ``"<db>"."<schema>"."<table>"``, the columns the new instance captures, each described as
@@ -20,11 +21,12 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 from cdc_sources.sqlserver.columns import JdbcMetadata
 
-__all__ = ["SchemaColumn", "alter_event_value", "jdbc_type_code", "table_id_text"]
+__all__ = ["SchemaChangeType", "SchemaColumn", "jdbc_type_code", "schema_change_value", "table_id_text"]
 
 _JDBC_CODES = {"bit": -7, "tinyint": -6, "smallint": 5, "int": 4, "bigint": -5, "real": 7, "float": 8,
                "decimal": 3, "numeric": 2, "money": 3, "smallmoney": 3, "char": 1, "varchar": 12, "text": -1,
@@ -39,6 +41,13 @@ _OTHER = 1111
 def jdbc_type_code(type_name: str) -> int:
     """The ``DATA_TYPE`` of ``getColumns`` for a SQL Server type name (``OTHER`` when unknown)."""
     return _JDBC_CODES.get(type_name.lower(), _OTHER)
+
+
+class SchemaChangeType(Enum):
+    """``tableChanges[].type``."""
+
+    CREATE = "CREATE"
+    ALTER = "ALTER"
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,9 +65,9 @@ def table_id_text(database: str, schema: str, table: str) -> str:
     return ".".join('"' + part.replace('"', '""') + '"' for part in (database, schema, table))
 
 
-def alter_event_value(source: dict[str, Any], database: str, schema: str, table: str,
-                      columns: Sequence[SchemaColumn], key_columns: Sequence[str]) -> dict[str, Any]:
-    """The value of the ``ALTER`` schema change event of a capture-instance switch."""
+def schema_change_value(kind: SchemaChangeType, source: dict[str, Any], database: str, schema: str, table: str,
+                        columns: Sequence[SchemaColumn], key_columns: Sequence[str]) -> dict[str, Any]:
+    """The value of a schema change event describing one table."""
     return {
         "source": source,
         "ts_ms": time.time_ns() // 1_000_000,
@@ -66,7 +75,7 @@ def alter_event_value(source: dict[str, Any], database: str, schema: str, table:
         "schemaName": schema,
         "ddl": None,
         "tableChanges": [{
-            "type": "ALTER",
+            "type": kind.value,
             "id": table_id_text(database, schema, table),
             "table": {
                 "defaultCharsetName": None,

@@ -28,8 +28,10 @@ version is written at once and the ``ALTER`` schema change event
 (`cdc_sources.sqlserver.schema_changes`) just before its first event; a disabled instance whose
 table has another one is dropped from the reads.
 
+The snapshot writes a ``CREATE`` schema change event per table before its rows.
+
 Not built yet: several databases in ``database.names`` (refused at start), the ``CREATE``
-schema change events (snapshot, new tables) and a schema history.
+schema change event of a table enabled while streaming, and a schema history.
 """
 
 from __future__ import annotations
@@ -71,7 +73,7 @@ from cdc_sources.sqlserver.converters import ConverterSettings, SqlServerColumn,
 from cdc_sources.sqlserver.gateway import CaptureInstanceInfo, ColumnInfo, Gateway
 from cdc_sources.sqlserver.lsn import Lsn
 from cdc_sources.sqlserver.offset import SnapshotType, SqlServerOffset
-from cdc_sources.sqlserver.schema_changes import SchemaColumn, alter_event_value
+from cdc_sources.sqlserver.schema_changes import SchemaChangeType, SchemaColumn, schema_change_value
 from cdc_sources.sqlserver.source_info import SOURCE_SCHEMA, SnapshotRecord, SqlServerSource
 from cdc_sources.sqlserver.transactions import TransactionTracker
 
@@ -235,6 +237,10 @@ class SqlServerCaptureSession:
             position = dumps(running.to_map())
             for t in tables:
                 yield t.version
+            if self.config.opt("include.schema.changes"):
+                ts_ns = time.time_ns()
+                for n, t in enumerate(tables):
+                    yield self._create_record(t, point, position, ts_ns, n)
             for n, t in enumerate(tables):
                 rows = yield from self._snapshot_table(t, n, tables, point, position)
                 yield SnapshotProgress(f"{t.instance.table.schema}.{t.instance.table.table}", rows, n + 1,
@@ -414,6 +420,16 @@ class SqlServerCaptureSession:
             yield pending
         yield Checkpoint(OffsetCarrier(offset))
 
+    def _create_record(self, t: _Table, point: Lsn, position: str, ts_ns: int, n: int) -> ChangeRecord:
+        """The snapshot's ``CREATE`` schema change event of a table (before any of its rows)."""
+        table = t.instance.table
+        source = SqlServerSource(self.config.name, ts_ns, table.database, table.schema, table.table, point,
+                                 snapshot=SnapshotRecord.TRUE).payload()
+        value = schema_change_value(SchemaChangeType.CREATE, source, table.database, table.schema, table.table,
+                                    t.columns, t.primary_key)
+        return ChangeRecord(self.config.name, dumps({"databaseName": table.database}), dumps(value), None, position,
+                            (*_lsn_parts(point), 0, 0, 0, n))
+
     def _alter_record(self, switch: SchemaSwitch, ts_ns: int, index: int) -> ChangeRecord:
         """The ``ALTER`` schema change event of a capture-instance switch, ordered just before the
         first event read from the new instance."""
@@ -422,7 +438,8 @@ class SqlServerCaptureSession:
         position = switch.position
         source = SqlServerSource(self.config.name, ts_ns, table.database, table.schema, table.table,
                                  position.commit, position.change).payload()
-        value = alter_event_value(source, table.database, table.schema, table.table, t.columns, t.primary_key)
+        value = schema_change_value(SchemaChangeType.ALTER, source, table.database, table.schema, table.table,
+                                    t.columns, t.primary_key)
         offset = dumps(SqlServerOffset(position.commit, position.change, 0).to_map())
         return ChangeRecord(self.config.name, dumps({"databaseName": table.database}), dumps(value), None, offset,
                             order_key(position.commit, position.change, 0, index))

@@ -96,7 +96,7 @@ def test_snapshot_then_streaming_then_restart(emulator: SqlServerEmulator, tmp_p
     snapshot_lsn = orjson.loads(rows[0]["value"])["source"]["commit_lsn"]
     assert snapshot_lsn is not None
     assert _stored(root) == {"commit_lsn": snapshot_lsn, "change_lsn": "NULL", "event_serial_no": 0}
-    assert first.snapshot_rows == 29
+    assert first.snapshot_rows == 30  # the rows and the table's CREATE schema change event
 
     agent = emulator.agent()
     emulator.execute("INSERT INTO dbo.customers VALUES (31, 'new', 9.5, true, '2024-02-02 02:02:02.5')")
@@ -238,7 +238,15 @@ def test_a_capture_instance_created_and_the_old_one_dropped_while_streaming(emul
     finally:
         session.close()
     assert sum(len(i) for i in snapshot if isinstance(i, list)) == 0  # rows come one by one
-    assert len([i for i in snapshot if isinstance(i, ChangeRecord)]) == 29
+    snapshot_records = [i for i in snapshot if isinstance(i, ChangeRecord)]
+    create = snapshot_records[0]  # the snapshot's CREATE schema change event, before the rows
+    assert [r.topic for r in snapshot_records] == [SOURCE] + [f"{SOURCE}.{database}.dbo.customers"] * 29
+    create_value = orjson.loads(create.value or "null")
+    assert create_value["tableChanges"][0]["type"] == "CREATE" and create_value["source"]["snapshot"] == "true"
+    assert create_value["source"]["commit_lsn"] == orjson.loads(snapshot_records[1].value or "null")["source"][
+        "commit_lsn"]
+    assert [c["name"] for c in create_value["tableChanges"][0]["table"]["columns"]] == [
+        "id", "name", "score", "active", "seen"]
     items = [(type(i).__name__, i) for i in streamed]
     versions = [i for kind, i in items if kind == "SchemaVersion"]
     records = [r for i in streamed if isinstance(i, list) for r in i]
@@ -297,8 +305,7 @@ def test_the_switch_into_bronze_once_across_restarts(emulator: SqlServerEmulator
         ("u", 2), ("u", 1), ("d", 3), (None, 3), ("c", 60)]
     assert "email" not in orjson.loads(streamed[0]["value"])["after"]
     assert orjson.loads(streamed[1]["value"])["after"]["email"] == "one@example.com"
-    alters = read_topic(root, SOURCE)
-    assert len(alters) == 1
-    value = orjson.loads(alters[0]["value"])
-    assert value["tableChanges"][0]["type"] == "ALTER"
+    schema_changes = [orjson.loads(r["value"]) for r in read_topic(root, SOURCE)]
+    assert [v["tableChanges"][0]["type"] for v in schema_changes] == ["CREATE", "ALTER"]
+    value = schema_changes[1]
     assert value["source"]["commit_lsn"] == orjson.loads(streamed[1]["value"])["source"]["commit_lsn"]
