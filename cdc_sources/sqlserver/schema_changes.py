@@ -11,7 +11,8 @@ read from the new instance). The value is ``source``, ``ts_ms`` (processing time
 ``"<db>"."<schema>"."<table>"``, the columns the new instance captures, each described as
 JDBC's ``getColumns`` has it (`cdc_sources.sqlserver.columns.jdbc_metadata`): ``jdbcType`` the
 ``java.sql.Types`` code, ``typeName`` and ``typeExpression`` the type name, ``length``/``scale``,
-``position`` the column's ordinal in the source table, ``optional`` its nullability, and
+``position`` the column's place among the described columns (Debezium's table editor numbers
+them from 1, whatever their place in the source table), ``optional`` its nullability, and
 ``autoIncremented``/``generated`` false (Debezium's documented example has ``false`` even for an
 identity column). The column default is not read, so ``defaultValueExpression`` is null.
 """
@@ -56,13 +57,22 @@ class SchemaColumn:
 
     name: str
     metadata: JdbcMetadata
-    position: int
     optional: bool
 
 
+def _quote(part: str) -> str:
+    """Debezium's ``TableId.quote``: inner quotes doubled and the part wrapped, unless it already
+    starts or ends with a quote (then it is left as it is)."""
+    if not part:
+        return '""'
+    if part[0] == '"' or part[-1] == '"':
+        return part
+    return '"' + part.replace('"', '""') + '"'
+
+
 def table_id_text(database: str, schema: str, table: str) -> str:
-    """Debezium's double-quoted table id (inner quotes doubled)."""
-    return ".".join('"' + part.replace('"', '""') + '"' for part in (database, schema, table))
+    """Debezium's double-quoted table id (``TableId.toDoubleQuotedString``)."""
+    return ".".join(_quote(part) for part in (database, schema, table))
 
 
 def schema_change_value(kind: SchemaChangeType, source: dict[str, Any], database: str, schema: str, table: str,
@@ -80,14 +90,14 @@ def schema_change_value(kind: SchemaChangeType, source: dict[str, Any], database
             "table": {
                 "defaultCharsetName": None,
                 "primaryKeyColumnNames": list(key_columns),
-                "columns": [_column(c) for c in columns],
+                "columns": [_column(c, n) for n, c in enumerate(columns, 1)],
                 "comment": None,
             },
         }],
     }
 
 
-def _column(column: SchemaColumn) -> dict[str, Any]:
+def _column(column: SchemaColumn, position: int) -> dict[str, Any]:
     meta = column.metadata
     return {
         "name": column.name,
@@ -98,7 +108,7 @@ def _column(column: SchemaColumn) -> dict[str, Any]:
         "charsetName": None,
         "length": meta.length,
         "scale": meta.scale,
-        "position": column.position,
+        "position": position,
         "optional": column.optional,
         "autoIncremented": False,
         "generated": False,

@@ -175,8 +175,7 @@ class SqlServerCaptureSession:
                                      columns[c].scale) for c in instance.columns}
         fields = self.columns.fields(instance, converters, metadata, {c: columns[c].nullable for c in instance.columns})
         topic = self._topic(instance.table)
-        described = tuple(SchemaColumn(c, metadata[c], columns[c].position, columns[c].nullable)
-                          for c in instance.columns)
+        described = tuple(SchemaColumn(c, metadata[c], columns[c].nullable) for c in instance.columns)
         return _Table(instance, topic, fields, self._version(topic, instance, fields), described, info.index_columns)
 
     @staticmethod
