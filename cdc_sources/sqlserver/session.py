@@ -379,6 +379,7 @@ class SqlServerCaptureSession:
         pending: list[ChangeRecord] = []
         pending_offset: SqlServerOffset | None = None
         tx = self._transactions
+        skip_unchanged = bool(self.config.opt("skip.messages.without.change"))
         for item in core.events(merge_rows(per_instance)):
             commit = item.position.commit
             if pending_offset is not None and commit != pending_offset.commit_lsn:
@@ -391,6 +392,10 @@ class SqlServerCaptureSession:
                          item.table, item.new.name, item.old.name, commit)
                 if self.config.opt("include.schema.changes"):
                     pending.append(self._alter_record(item, times[commit], len(pending)))
+                continue
+            if item.kind is EventKind.UPDATE and skip_unchanged and self._unchanged(item):
+                if item.closes_position:
+                    pending_offset = item.offset()
                 continue
             block = None
             if tx is not None and item.kind is not EventKind.TOMBSTONE:
@@ -406,6 +411,13 @@ class SqlServerCaptureSession:
                 pending_offset = item.offset()
         if pending_offset is not None:
             yield from self._close_transaction(pending, pending_offset)
+
+    def _unchanged(self, event: ChangeEvent) -> bool:
+        """Whether an update's value images are equal as written: ``skip.messages.without.change``
+        compares them after the column filters and masks, as Debezium compares its value structs
+        (the core already dropped updates whose captured columns are all equal)."""
+        fields = self.tables[event.instance.name].fields
+        return fields.row(event.before) == fields.row(event.after)
 
     def _close_transaction(self, pending: list[ChangeRecord], offset: SqlServerOffset) -> Iterator[StreamItem]:
         """A transaction's records (with its END record), then the checkpoint after it."""
