@@ -308,7 +308,7 @@ class SqlServerCaptureSession:
         while True:
             high = self.gateway.max_lsn()
             if high.available and (not start.available or high >= start):
-                yield from self._new_instances(core)
+                yield from self._new_instances(core, start)
                 for item in self._window(core, start, high):
                     if isinstance(item, Checkpoint):
                         last = item.offset.offset  # type: ignore[attr-defined]
@@ -342,19 +342,28 @@ class SqlServerCaptureSession:
             return SqlServerOffset(self.stored.commit_lsn, self.stored.change_lsn, self.stored.event_serial_no)
         return SqlServerOffset(self.gateway.max_lsn())
 
-    def _new_instances(self, core: ChangeStream) -> Iterator[StreamItem]:
+    def _new_instances(self, core: ChangeStream, start: Lsn) -> Iterator[StreamItem]:
         """Follows the capture instances created and dropped while streaming (a schema change's
         new instance; the old one disabled once the new one is in use), as Debezium does each
         iteration. A new instance's schema version goes to bronze now; its events follow it
-        from its start LSN (the core switches there)."""
+        from its start LSN (the core switches there). ``start``: the first LSN not read yet."""
         infos = {info.name: info for info in self._captured_infos()}
         added = [self._table(info) for name, info in infos.items() if name not in self.tables]
         dropped = [name for name in self.tables if name not in infos]
         for name in dropped:
             table = self.tables[name].instance.table
-            if not any(info.capture_instance(self.database).table == table for info in infos.values()):
+            others = [info for info in infos.values() if info.capture_instance(self.database).table == table]
+            if not others:
                 continue  # the table's only instance: `_window` names it in its error
             log.info("capture instance %s was disabled; table %s goes on with its other instance", name, table)
+            later = [info for info in others if start.available and info.start_lsn > start]
+            if later:
+                # the old instance alone held the changes before the new one's start: what was not
+                # read of them is gone (if there was any); Debezium goes on silently here
+                log.warning("capture instance %s was disabled before the stream reached the start LSN %s of "
+                            "%s: changes of table %s from %s up to it, if any, were only in %s and are not "
+                            "captured; take a new snapshot (snapshot.mode=always, or an incremental snapshot) "
+                            "if there were", name, later[0].start_lsn, later[0].name, table, start, name)
             del self.tables[name]
         for t in added:
             log.info("capture instance %s of table %s appeared (start LSN %s): its schema applies from there",

@@ -5,6 +5,7 @@ the oracle is the source table read with psycopg, and the workload's own changes
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -309,3 +310,40 @@ def test_the_switch_into_bronze_once_across_restarts(emulator: SqlServerEmulator
     assert [v["tableChanges"][0]["type"] for v in schema_changes] == ["CREATE", "ALTER"]
     value = schema_changes[1]
     assert value["source"]["commit_lsn"] == orjson.loads(streamed[1]["value"])["source"]["commit_lsn"]
+
+
+def test_an_old_instance_disabled_before_the_switch_is_read_is_named(emulator: SqlServerEmulator,
+                                                                       caplog: pytest.LogCaptureFixture) -> None:
+    """The old instance disabled before the stream reached the new one's start: a change only it
+    held cannot be read any more; the run goes on with the new instance and says so in the log."""
+    database = str(conninfo_to_dict(emulator.dsn)["dbname"])
+    config, problems = build_sqlserver_config(name=SOURCE, connection={"user": "u", "database": database},
+                                              options={"poll.interval.ms": "1"}, path="sources[0]")
+    assert config is not None, problems
+    agent = emulator.agent()
+    steps = iter([lambda: (emulator.execute("INSERT INTO dbo.customers VALUES (40, 'lost', 1, true, NULL)"),
+                           emulator.enable_table("dbo", "customers", "dbo_customers_v2"),
+                           agent.sync(),
+                           emulator.disable_table("dbo", "customers", "dbo_customers"),
+                           emulator.execute("INSERT INTO dbo.customers VALUES (41, 'kept', 1, true, NULL)"),
+                           agent.sync())])
+
+    def sleep(_seconds: float) -> bool:
+        step = next(steps, None)
+        if step is None:
+            return True
+        step()
+        return False
+
+    session = SqlServerCaptureSession(config, emulator.gateway(), None, sleep=sleep)
+    try:
+        list(session.snapshot())
+        with caplog.at_level(logging.WARNING, logger="cdc_sources.sqlserver.session"):
+            streamed = list(session.stream(until_idle=False))
+    finally:
+        session.close()
+    changes = [r for i in streamed if isinstance(i, list) for r in i if r.topic != SOURCE]
+    assert [orjson.loads(r.key or "null")["id"] for r in changes] == [41]
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert "dbo_customers was disabled before the stream reached the start LSN" in warning
+    assert "dbo_customers_v2" in warning and "take a new snapshot" in warning
