@@ -30,8 +30,7 @@ table has another one is dropped from the reads.
 
 The snapshot writes a ``CREATE`` schema change event per table before its rows.
 
-Not built yet: several databases in ``database.names`` (refused at start), the ``CREATE``
-schema change event of a table enabled while streaming, and a schema history.
+Not built yet: several databases in ``database.names`` (refused at start) and a schema history.
 """
 
 from __future__ import annotations
@@ -308,7 +307,7 @@ class SqlServerCaptureSession:
         while True:
             high = self.gateway.max_lsn()
             if high.available and (not start.available or high >= start):
-                yield from self._new_instances(core, start)
+                yield from self._new_instances(core, start, last)
                 for item in self._window(core, start, high):
                     if isinstance(item, Checkpoint):
                         last = item.offset.offset  # type: ignore[attr-defined]
@@ -342,11 +341,13 @@ class SqlServerCaptureSession:
             return SqlServerOffset(self.stored.commit_lsn, self.stored.change_lsn, self.stored.event_serial_no)
         return SqlServerOffset(self.gateway.max_lsn())
 
-    def _new_instances(self, core: ChangeStream, start: Lsn) -> Iterator[StreamItem]:
+    def _new_instances(self, core: ChangeStream, start: Lsn, offset: SqlServerOffset) -> Iterator[StreamItem]:
         """Follows the capture instances created and dropped while streaming (a schema change's
         new instance; the old one disabled once the new one is in use), as Debezium does each
         iteration. A new instance's schema version goes to bronze now; its events follow it
-        from its start LSN (the core switches there). ``start``: the first LSN not read yet."""
+        from its start LSN (the core switches there). A table's first instance also gets the
+        ``CREATE`` schema change event (source at ``offset``, the stored one, and now), as in
+        Debezium. ``start``: the first LSN not read yet."""
         infos = {info.name: info for info in self._captured_infos()}
         added = [self._table(info) for name, info in infos.items() if name not in self.tables]
         dropped = [name for name in self.tables if name not in infos]
@@ -365,11 +366,16 @@ class SqlServerCaptureSession:
                             "captured; take a new snapshot (snapshot.mode=always, or an incremental snapshot) "
                             "if there were", name, later[0].start_lsn, later[0].name, table, start, name)
             del self.tables[name]
-        for t in added:
+        known = {t.instance.table for t in self.tables.values()}
+        for k, t in enumerate(added):
             log.info("capture instance %s of table %s appeared (start LSN %s): its schema applies from there",
                      t.instance.name, t.instance.table, t.instance.start_lsn)
             self.tables[t.instance.name] = t
             yield t.version
+            if t.instance.table not in known and self.config.opt("include.schema.changes"):
+                # ordered after everything read so far, before the changes still to read
+                yield [self._schema_record(SchemaChangeType.CREATE, t, offset, time.time_ns(),
+                                           (*_lsn_parts(start), 0, 0, 0, k))]
         if added or dropped:
             core.set_instances([t.instance for t in self.tables.values()])
 
@@ -439,6 +445,17 @@ class SqlServerCaptureSession:
         if pending:
             yield pending
         yield Checkpoint(OffsetCarrier(offset))
+
+    def _schema_record(self, kind: SchemaChangeType, t: _Table, offset: SqlServerOffset, ts_ns: int,
+                       order: tuple[int, ...]) -> ChangeRecord:
+        """A schema change event of ``t`` with its source at ``offset``."""
+        table = t.instance.table
+        source = SqlServerSource(self.config.name, ts_ns, table.database, table.schema, table.table,
+                                 offset.commit_lsn, offset.change_lsn, offset.event_serial_no).payload()
+        value = schema_change_value(kind, source, table.database, table.schema, table.table, t.columns,
+                                    t.primary_key)
+        return ChangeRecord(self.config.name, dumps({"databaseName": table.database}), dumps(value), None,
+                            dumps(offset.to_map()), order)
 
     def _create_record(self, t: _Table, point: Lsn, position: str, ts_ns: int, n: int) -> ChangeRecord:
         """The snapshot's ``CREATE`` schema change event of a table (before any of its rows)."""

@@ -252,7 +252,13 @@ def test_a_capture_instance_created_and_the_old_one_dropped_while_streaming(emul
     versions = [i for kind, i in items if kind == "SchemaVersion"]
     records = [r for i in streamed if isinstance(i, list) for r in i]
     changes = [r for r in records if r.topic != SOURCE]
-    (alter,) = [r for r in records if r.topic == SOURCE]
+    alter, create_extra = [r for r in records if r.topic == SOURCE]
+    # the table enabled while streaming: its CREATE before its first event
+    extra_value = orjson.loads(create_extra.value or "null")
+    assert (extra_value["tableChanges"][0]["type"], extra_value["tableChanges"][0]["id"]) == (
+        "CREATE", f'"{database}"."dbo"."extra"')
+    assert records.index(create_extra) < records.index(changes[-1])
+    assert create_extra.order_key < changes[-1].order_key and create_extra.order_key > alter.order_key
     assert [(orjson.loads(r.value)["op"], orjson.loads(r.key)["id"], orjson.loads(r.value)["after"].get("email", "-"))
             for r in changes] == [("c", 40, "-"), ("u", 1, "one@example.com"), ("c", 41, "a@example.com"),
                                   ("c", 7, "-")]
