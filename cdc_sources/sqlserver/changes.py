@@ -265,22 +265,29 @@ class ChangeStream:
         for table, instance in oldest.items():
             self._current.setdefault(table, instance.name)
 
+    def set_instances(self, instances: Iterable[CaptureInstance]) -> None:
+        """Capture instances appeared or were dropped while streaming: stop LSNs are set again
+        (a new table's events follow its oldest instance, a known table's stay where they are)."""
+        self.instances = {i.name: i for i in with_stop_lsns(replace(i, stop_lsn=Lsn.NULL) for i in instances)}
+        oldest: dict[TableId, CaptureInstance] = {}
+        for instance in self.instances.values():
+            if instance.table not in oldest or instance.start_lsn < oldest[instance.table].start_lsn:
+                oldest[instance.table] = instance
+        for table, instance in oldest.items():
+            if self._current.get(table) not in self.instances:
+                self._current[table] = instance.name
+
     def current_instance(self, table: TableId) -> str | None:
         """The instance whose schema the table's events follow now."""
         return self._current.get(table)
 
     def events(self, rows: Iterable[ChangeRow]) -> Iterator[StreamItem]:
         """The events of one iteration's merged rows (see `merge_rows`)."""
-        it = iter(rows)
-        for row in it:
-            instance = self.instances.get(row.instance)
-            if instance is None:
-                raise ChangeStreamError(f"a change row names capture instance {row.instance!r}, which is not captured")
-            if instance.stop_lsn.available and row.commit >= instance.stop_lsn:
-                continue  # the newer instance has this change
+        it = self._live(rows)
+        for row, instance in it:
             count, after_row = 1, None
             if row.operation == Operation.UPDATE_BEFORE:
-                after_row = next(it, None)
+                after_row = next(it, (None, None))[0]
                 if (after_row is None or after_row.operation != Operation.UPDATE_AFTER
                         or after_row.instance != row.instance):
                     raise ChangeStreamError(
@@ -299,6 +306,17 @@ class ChangeStream:
             if switch is not None:
                 yield switch
             yield from self._emit(instance, row, after_row, position, serial)
+
+    def _live(self, rows: Iterable[ChangeRow]) -> Iterator[tuple[ChangeRow, CaptureInstance]]:
+        """The rows with their instance, without those an older instance holds at or after its stop
+        LSN (the newer instance has them too: both images of an update, at the same position,
+        which the merge interleaves with the newer instance's)."""
+        for row in rows:
+            instance = self.instances.get(row.instance)
+            if instance is None:
+                raise ChangeStreamError(f"a change row names capture instance {row.instance!r}, which is not captured")
+            if not (instance.stop_lsn.available and row.commit >= instance.stop_lsn):
+                yield row, instance
 
     def _count(self, position: TxLogPosition, count: int) -> int:
         same = self._position is not None and self._position == position

@@ -181,6 +181,11 @@ class Gateway:
         value = self._value(StatementKind.LSN_TO_TIME, lsn.binary)
         return value if isinstance(value, datetime) else None
 
+    def heartbeat_action(self, statement: str) -> None:
+        """Runs ``heartbeat.action.query``: the user's own statement, the one statement sent that
+        is not in the catalogue (the dialect's translation applies to it too)."""
+        self.connection.cursor().execute(self.dialect.translate(statement)).close()
+
     # --- capture instances and tables -------------------------------------------------------
     def capture_instances(self) -> tuple[CaptureInstanceInfo, ...]:
         """Every capture instance (``sys.sp_cdc_help_change_data_capture``)."""

@@ -20,10 +20,17 @@ Everything reaches the server through the `Gateway` (catalogue statements only):
   transaction's last event (a commit LSN ends), so bronze commits hold whole transactions and
   the stored offset is exactly the one Debezium stores.
 
-Not built yet (refused at start with a message naming the option): several databases in
-``database.names``, transaction metadata, heartbeats, column filters, masks and truncation,
-schema change events. A table's columns are read once per run (a capture instance created
-while running is picked up at the next start).
+Also: the column options (`cdc_sources.sqlserver.columns`), transaction metadata
+(`cdc_sources.sqlserver.transactions`: BEGIN/END around each transaction's events, in its bronze
+commit), heartbeats at idle points (after ``heartbeat.action.query``), and capture instances
+followed while streaming: each poll that finds changes reads them again, a new instance's schema
+version is written at once and the ``ALTER`` schema change event
+(`cdc_sources.sqlserver.schema_changes`) just before its first event; a disabled instance whose
+table has another one is dropped from the reads.
+
+The snapshot writes a ``CREATE`` schema change event per table before its rows.
+
+Not built yet: several databases in ``database.names`` (refused at start) and a schema history.
 """
 
 from __future__ import annotations
@@ -38,7 +45,6 @@ from typing import Any
 
 import orjson
 
-from cdc_sources.common import kschema as ks
 from cdc_sources.common.envelope import dumps, envelope, envelope_schema_version, envelope_text
 from cdc_sources.common.snapshot_plan import StoredState, plan_snapshot
 from cdc_sources.spi import (
@@ -51,28 +57,31 @@ from cdc_sources.spi import (
     SourceOffset,
     StreamItem,
 )
-from cdc_sources.sqlserver.changes import CaptureInstance, ChangeEvent, ChangeStream, EventKind, TableId, merge_rows
+from cdc_sources.sqlserver.changes import (
+    CaptureInstance,
+    ChangeEvent,
+    ChangeStream,
+    EventKind,
+    SchemaSwitch,
+    TableId,
+    merge_rows,
+)
+from cdc_sources.sqlserver.columns import ColumnPolicy, TableFields, jdbc_metadata
 from cdc_sources.sqlserver.config import SqlServerSourceConfig
-from cdc_sources.sqlserver.converters import ColumnConverter, ConverterSettings, SqlServerColumn, column_converter
-from cdc_sources.sqlserver.envelope import key_payload, row_payload
-from cdc_sources.sqlserver.gateway import ColumnInfo, Gateway
-from cdc_sources.sqlserver.lsn import Lsn, TxLogPosition
+from cdc_sources.sqlserver.converters import ConverterSettings, SqlServerColumn, column_converter
+from cdc_sources.sqlserver.gateway import CaptureInstanceInfo, ColumnInfo, Gateway
+from cdc_sources.sqlserver.lsn import Lsn
 from cdc_sources.sqlserver.offset import SnapshotType, SqlServerOffset
+from cdc_sources.sqlserver.schema_changes import SchemaChangeType, SchemaColumn, schema_change_value
 from cdc_sources.sqlserver.source_info import SOURCE_SCHEMA, SnapshotRecord, SqlServerSource
+from cdc_sources.sqlserver.transactions import TransactionTracker
 
 __all__ = ["OffsetCarrier", "SqlServerCaptureSession", "order_key"]
 
 log = logging.getLogger(__name__)
 
-_NO_POSITION = TxLogPosition(Lsn.NULL)
-
-_NOT_BUILT: dict[str, Callable[[Any], bool]] = {
-    "provide.transaction.metadata": bool,
-    "heartbeat.interval.ms": lambda v: int(v or 0) > 0,
-    "column.include.list": bool,
-    "column.exclude.list": bool,
-}
-_NOT_BUILT_PREFIXES = ("column.mask.", "column.truncate.to.", "column.propagate.source.type")
+_AFTER_ALL = 2**63 - 1
+"""An order-key element above every serial: a heartbeat sorts after the events of its offset."""
 
 
 @dataclass(frozen=True)
@@ -103,8 +112,10 @@ class _Table:
 
     instance: CaptureInstance
     topic: str
-    converters: dict[str, ColumnConverter | None]
+    fields: TableFields
     version: SchemaVersion
+    columns: tuple[SchemaColumn, ...]
+    primary_key: tuple[str, ...]
 
 
 class SqlServerCaptureSession:
@@ -116,7 +127,6 @@ class SqlServerCaptureSession:
         self.gateway = gateway
         self.stored = SqlServerOffset.load(stored_offset) if stored_offset else None
         self._sleep = sleep or threading.Event().wait
-        _refuse_unbuilt(config)
         databases = config.connection.databases
         if len(databases) > 1:
             raise SourceError(f"source {config.name}: database.names lists {len(databases)} databases; this "
@@ -125,8 +135,13 @@ class SqlServerCaptureSession:
         gateway.use_database(self.database)
         self.settings = ConverterSettings(config.opt("decimal.handling.mode"), config.opt("time.precision.mode"),
                                           config.opt("binary.handling.mode"))
+        self.columns = ColumnPolicy.from_options(config.options.raw, config.columns)
         self.tables = self._tables()
         self._snapshot_lsn: Lsn | None = None
+        self._last_heartbeat = time.monotonic()  # the heartbeat interval runs from the connection on
+        self._transactions = TransactionTracker(
+            topic=f"{config.name}{config.opt('topic.delimiter')}{config.opt('topic.transaction')}",
+        ) if config.opt("provide.transaction.metadata") else None
         self._source_texts: dict[tuple[str, int, SnapshotRecord], str] = {}
         for warning in config.warnings:
             log.warning("source %s: %s", config.name, warning)
@@ -137,37 +152,36 @@ class SqlServerCaptureSession:
         return d.join((self.config.name, table.database, table.schema, table.table))
 
     def _tables(self) -> dict[str, _Table]:
-        out: dict[str, _Table] = {}
-        keys = self.config.keys
-        for info in self.gateway.capture_instances():
-            if not self.config.tables.includes_table(info.source_schema, info.source_table):
-                continue
-            columns = {c.name: c for c in self.gateway.table_columns(info.source_schema, info.source_table)}
-            override = keys.for_table(info.source_schema, info.source_table, info.captured_columns,
-                                      catalog=self.database)
-            instance = info.capture_instance(self.database, override)
-            missing = [c for c in instance.columns if c not in columns]
-            if missing:
-                raise SourceError(f"capture instance {info.name} captures column(s) {missing} that the source table "
-                                  f"{info.source_schema}.{info.source_table} no longer has; create a new capture "
-                                  "instance for the table's current columns")
-            converters = {c: column_converter(_column(columns[c]), self.settings) for c in instance.columns}
-            topic = self._topic(instance.table)
-            out[info.name] = _Table(instance, topic, converters, self._version(topic, instance, converters, columns))
-        return out
+        return {info.name: self._table(info) for info in self._captured_infos()}
+
+    def _captured_infos(self) -> list[CaptureInstanceInfo]:
+        """The capture instances of the tables ``table.include.list``/``exclude.list`` keep."""
+        return [info for info in self.gateway.capture_instances()
+                if self.config.tables.includes_table(info.source_schema, info.source_table)]
+
+    def _table(self, info: CaptureInstanceInfo) -> _Table:
+        columns = {c.name: c for c in self.gateway.table_columns(info.source_schema, info.source_table)}
+        override = self.config.keys.for_table(info.source_schema, info.source_table, info.captured_columns,
+                                              catalog=self.database)
+        instance = info.capture_instance(self.database, override)
+        missing = [c for c in instance.columns if c not in columns]
+        if missing:
+            raise SourceError(f"capture instance {info.name} captures column(s) {missing} that the source table "
+                              f"{info.source_schema}.{info.source_table} no longer has; create a new capture "
+                              "instance for the table's current columns")
+        converters = {c: column_converter(_column(columns[c]), self.settings) for c in instance.columns}
+        metadata = {c: jdbc_metadata(columns[c].type_name, columns[c].max_length, columns[c].precision,
+                                     columns[c].scale) for c in instance.columns}
+        fields = self.columns.fields(instance, converters, metadata, {c: columns[c].nullable for c in instance.columns})
+        topic = self._topic(instance.table)
+        described = tuple(SchemaColumn(c, metadata[c], columns[c].nullable) for c in instance.columns)
+        return _Table(instance, topic, fields, self._version(topic, instance, fields), described, info.index_columns)
 
     @staticmethod
-    def _version(topic: str, instance: CaptureInstance, converters: Mapping[str, ColumnConverter | None],
-                 columns: Mapping[str, ColumnInfo]) -> SchemaVersion:
-        def field(name: str, optional: bool) -> dict[str, Any]:
-            converter = converters[name]
-            assert converter is not None
-            return ks.complete(converter.schema, optional=optional, field=name)
-
-        fields = [field(c, columns[c].nullable) for c in instance.columns if converters[c] is not None]
-        key_fields = [field(c, False) for c in instance.key_columns if converters.get(c) is not None]
+    def _version(topic: str, instance: CaptureInstance, fields: TableFields) -> SchemaVersion:
         return envelope_schema_version(topic=topic, table=f"{instance.table.schema}.{instance.table.table}",
-                                       fields=fields, key_fields=key_fields, key_names=instance.key_columns,
+                                       fields=[f.schema for f in fields.values],
+                                       key_fields=[f.schema for f in fields.keys], key_names=instance.key_columns,
                                        source_schema={**SOURCE_SCHEMA, "field": "source"})
 
     # -- plan ------------------------------------------------------------------------------
@@ -177,8 +191,14 @@ class SqlServerCaptureSession:
         if stored is not None and not stored.snapshot_running and stored.commit_lsn.available:
             # a NULL commit LSN (a snapshot taken before anything was captured) reads every
             # instance from its minimum LSN
-            lows = [self.gateway.min_lsn(name) for name in self.tables]
-            available = all(stored.commit_lsn >= low for low in lows if low.available and low != Lsn(bytes(10)))
+            # a table is readable from the offset when one of its instances still holds it: a
+            # newer instance (a schema change) starts later, and the older one covers the offset
+            covered: dict[TableId, bool] = {}
+            for name, t in self.tables.items():
+                low = self.gateway.min_lsn(name)
+                holds = not low.available or low == Lsn(bytes(10)) or stored.commit_lsn >= low
+                covered[t.instance.table] = covered.get(t.instance.table, False) or holds
+            available = all(covered.values())
         state = StoredState(offset_exists=stored is not None,
                             snapshot_completed=stored is not None and not stored.snapshot_running,
                             offset_available=available)
@@ -215,6 +235,10 @@ class SqlServerCaptureSession:
             position = dumps(running.to_map())
             for t in tables:
                 yield t.version
+            if self.config.opt("include.schema.changes"):
+                ts_ns = time.time_ns()
+                for n, t in enumerate(tables):
+                    yield self._create_record(t, point, position, ts_ns, n)
             for n, t in enumerate(tables):
                 rows = yield from self._snapshot_table(t, n, tables, point, position)
                 yield SnapshotProgress(f"{t.instance.table.schema}.{t.instance.table.table}", rows, n + 1,
@@ -258,18 +282,19 @@ class SqlServerCaptureSession:
                 self.config.name, ts_ns, table.database, table.schema, table.table, point, snapshot=marker).payload())
         key = t.instance.key_of(row)
         key_text = None if key is None else dumps(_key(t, key))
-        value = envelope_text("null", dumps(row_payload(t.instance, row, t.converters)), source, "r", "null")
+        value = envelope_text("null", dumps(t.fields.row(row)), source, "r", "null")
         return ChangeRecord(t.topic, key_text, value, "r", position, (*_lsn_parts(point), 0, 0, n, index),
                             t.version.schema_id)
 
     # -- streaming -------------------------------------------------------------------------
     def stream(self, *, until_idle: bool) -> Iterator[StreamItem]:
         resume = self._resume()
-        instances = [t.instance for t in self.tables.values()]
-        core = ChangeStream(instances, tombstones_on_delete=bool(self.config.opt("tombstones.on.delete")),
+        core = ChangeStream([t.instance for t in self.tables.values()],
+                            tombstones_on_delete=bool(self.config.opt("tombstones.on.delete")),
                             skipped=self.config.skipped_operations,
                             skip_unchanged=bool(self.config.opt("skip.messages.without.change")),
-                            resume=resume if resume.change_lsn.available else None)
+                            resume=resume if resume.change_lsn.available else None,
+                            current=self._current_instances(resume.commit_lsn))
         for t in self.tables.values():
             yield t.version
         # the first LSN still to read: after a snapshot, the LSN after its maximum; after a
@@ -277,20 +302,37 @@ class SqlServerCaptureSession:
         start = resume.commit_lsn if resume.change_lsn.available else (
             self.gateway.increment_lsn(resume.commit_lsn) if resume.commit_lsn.available else Lsn.NULL)
         poll_s = int(self.config.opt("poll.interval.ms")) / 1000
+        heartbeat_s = int(self.config.opt("heartbeat.interval.ms")) / 1000
         last = resume
         while True:
             high = self.gateway.max_lsn()
             if high.available and (not start.available or high >= start):
+                yield from self._new_instances(core, start, last)
                 for item in self._window(core, start, high):
                     if isinstance(item, Checkpoint):
                         last = item.offset.offset  # type: ignore[attr-defined]
                     yield item
                 start = self.gateway.increment_lsn(high)
+            if heartbeat_s > 0 and time.monotonic() - self._last_heartbeat >= heartbeat_s:
+                self._last_heartbeat = time.monotonic()
+                yield [self._heartbeat(last)]
             yield Checkpoint(OffsetCarrier(last), idle=True)
             if until_idle:
                 return
             if self._sleep(poll_s):
                 return
+
+    def _current_instances(self, position: Lsn) -> dict[TableId, str]:
+        """Per table, the newest instance that started at or before ``position``: its schema is the
+        one in force there (the snapshot read through it, or the stream switched to it before a
+        restart), so no switch is announced again."""
+        out: dict[TableId, CaptureInstance] = {}
+        if position.available:
+            for t in self.tables.values():
+                held = out.get(t.instance.table)
+                if t.instance.start_lsn <= position and (held is None or t.instance.start_lsn > held.start_lsn):
+                    out[t.instance.table] = t.instance
+        return {table: instance.name for table, instance in out.items()}
 
     def _resume(self) -> SqlServerOffset:
         if self._snapshot_lsn is not None:
@@ -298,6 +340,44 @@ class SqlServerCaptureSession:
         if self.stored is not None:
             return SqlServerOffset(self.stored.commit_lsn, self.stored.change_lsn, self.stored.event_serial_no)
         return SqlServerOffset(self.gateway.max_lsn())
+
+    def _new_instances(self, core: ChangeStream, start: Lsn, offset: SqlServerOffset) -> Iterator[StreamItem]:
+        """Follows the capture instances created and dropped while streaming (a schema change's
+        new instance; the old one disabled once the new one is in use), as Debezium does each
+        iteration. A new instance's schema version goes to bronze now; its events follow it
+        from its start LSN (the core switches there). A table's first instance also gets the
+        ``CREATE`` schema change event (source at ``offset``, the stored one, and now), as in
+        Debezium. ``start``: the first LSN not read yet."""
+        infos = {info.name: info for info in self._captured_infos()}
+        added = [self._table(info) for name, info in infos.items() if name not in self.tables]
+        dropped = [name for name in self.tables if name not in infos]
+        for name in dropped:
+            table = self.tables[name].instance.table
+            others = [info for info in infos.values() if info.capture_instance(self.database).table == table]
+            if not others:
+                continue  # the table's only instance: `_window` names it in its error
+            log.info("capture instance %s was disabled; table %s goes on with its other instance", name, table)
+            later = [info for info in others if start.available and info.start_lsn > start]
+            if later:
+                # the old instance alone held the changes before the new one's start: what was not
+                # read of them is gone (if there was any); Debezium goes on silently here
+                log.warning("capture instance %s was disabled before the stream reached the start LSN %s of "
+                            "%s: changes of table %s from %s up to it, if any, were only in %s and are not "
+                            "captured; take a new snapshot (snapshot.mode=always, or an incremental snapshot) "
+                            "if there were", name, later[0].start_lsn, later[0].name, table, start, name)
+            del self.tables[name]
+        known = {t.instance.table for t in self.tables.values()}
+        for k, t in enumerate(added):
+            log.info("capture instance %s of table %s appeared (start LSN %s): its schema applies from there",
+                     t.instance.name, t.instance.table, t.instance.start_lsn)
+            self.tables[t.instance.name] = t
+            yield t.version
+            if t.instance.table not in known and self.config.opt("include.schema.changes"):
+                # ordered after everything read so far, before the changes still to read
+                yield [self._schema_record(SchemaChangeType.CREATE, t, offset, time.time_ns(),
+                                           (*_lsn_parts(start), 0, 0, 0, k))]
+        if added or dropped:
+            core.set_instances([t.instance for t in self.tables.values()])
 
     def _window(self, core: ChangeStream, start: Lsn, high: Lsn) -> Iterator[StreamItem]:
         function = self.config.opt("data.query.mode") == "function"
@@ -313,23 +393,107 @@ class SqlServerCaptureSession:
         times: dict[Lsn, int] = {}
         pending: list[ChangeRecord] = []
         pending_offset: SqlServerOffset | None = None
+        tx = self._transactions
+        skip_unchanged = bool(self.config.opt("skip.messages.without.change"))
         for item in core.events(merge_rows(per_instance)):
-            if not isinstance(item, ChangeEvent):
-                continue  # a capture-instance switch: one schema per run so far (see the module doc)
             commit = item.position.commit
             if pending_offset is not None and commit != pending_offset.commit_lsn:
-                yield pending
-                yield Checkpoint(OffsetCarrier(pending_offset))
+                yield from self._close_transaction(pending, pending_offset)
                 pending, pending_offset = [], None
             if commit not in times:
                 times[commit] = self._commit_time(commit)
-            pending.append(self._change_record(item, times[commit], len(pending)))
+            if isinstance(item, SchemaSwitch):
+                log.info("table %s: events now come from capture instance %s (was %s) from commit LSN %s",
+                         item.table, item.new.name, item.old.name, commit)
+                if self.config.opt("include.schema.changes"):
+                    pending.append(self._alter_record(item, times[commit], len(pending)))
+                continue
+            if item.kind is EventKind.UPDATE and skip_unchanged and self._unchanged(item):
+                if item.closes_position:
+                    pending_offset = item.offset()
+                continue
+            block = None
+            if tx is not None and item.kind is not EventKind.TOMBSTONE:
+                if tx.id != str(commit):
+                    tx.begin(str(commit), times[commit] // 1_000_000)
+                opened = tx.begin_record(order_key(commit, Lsn.NULL, 0, 0), dumps(item.offset().to_map()))
+                if opened is not None:
+                    pending.append(opened)
+                table = item.instance.table
+                block = tx.block(f"{table.database}.{table.schema}.{table.table}")
+            pending.append(self._change_record(item, times[commit], len(pending), block))
             if item.closes_position:
                 pending_offset = item.offset()
+        if pending_offset is not None:
+            yield from self._close_transaction(pending, pending_offset)
+
+    def _unchanged(self, event: ChangeEvent) -> bool:
+        """Whether an update's value images are equal as written: ``skip.messages.without.change``
+        compares them after the column filters and masks, as Debezium compares its value structs
+        (the core already dropped updates whose captured columns are all equal)."""
+        fields = self.tables[event.instance.name].fields
+        return fields.row(event.before) == fields.row(event.after)
+
+    def _close_transaction(self, pending: list[ChangeRecord], offset: SqlServerOffset) -> Iterator[StreamItem]:
+        """A transaction's records (with its END record), then the checkpoint after it."""
+        if self._transactions is not None:
+            end = self._transactions.end_record(
+                order_key(offset.commit_lsn, offset.change_lsn, offset.event_serial_no, len(pending)),
+                dumps(offset.to_map()))
+            if end is not None:
+                pending.append(end)
         if pending:
             yield pending
-        if pending_offset is not None:
-            yield Checkpoint(OffsetCarrier(pending_offset))
+        yield Checkpoint(OffsetCarrier(offset))
+
+    def _schema_record(self, kind: SchemaChangeType, t: _Table, offset: SqlServerOffset, ts_ns: int,
+                       order: tuple[int, ...]) -> ChangeRecord:
+        """A schema change event of ``t`` with its source at ``offset``."""
+        table = t.instance.table
+        source = SqlServerSource(self.config.name, ts_ns, table.database, table.schema, table.table,
+                                 offset.commit_lsn, offset.change_lsn, offset.event_serial_no).payload()
+        value = schema_change_value(kind, source, table.database, table.schema, table.table, t.columns,
+                                    t.primary_key)
+        return ChangeRecord(self.config.name, dumps({"databaseName": table.database}), dumps(value), None,
+                            dumps(offset.to_map()), order)
+
+    def _create_record(self, t: _Table, point: Lsn, position: str, ts_ns: int, n: int) -> ChangeRecord:
+        """The snapshot's ``CREATE`` schema change event of a table (before any of its rows)."""
+        table = t.instance.table
+        source = SqlServerSource(self.config.name, ts_ns, table.database, table.schema, table.table, point,
+                                 snapshot=SnapshotRecord.TRUE).payload()
+        value = schema_change_value(SchemaChangeType.CREATE, source, table.database, table.schema, table.table,
+                                    t.columns, t.primary_key)
+        return ChangeRecord(self.config.name, dumps({"databaseName": table.database}), dumps(value), None, position,
+                            (*_lsn_parts(point), 0, 0, 0, n))
+
+    def _alter_record(self, switch: SchemaSwitch, ts_ns: int, index: int) -> ChangeRecord:
+        """The ``ALTER`` schema change event of a capture-instance switch, ordered just before the
+        first event read from the new instance."""
+        t = self.tables[switch.new.name]
+        table = switch.table
+        position = switch.position
+        source = SqlServerSource(self.config.name, ts_ns, table.database, table.schema, table.table,
+                                 position.commit, position.change).payload()
+        value = schema_change_value(SchemaChangeType.ALTER, source, table.database, table.schema, table.table,
+                                    t.columns, t.primary_key)
+        offset = dumps(SqlServerOffset(position.commit, position.change, 0).to_map())
+        return ChangeRecord(self.config.name, dumps({"databaseName": table.database}), dumps(value), None, offset,
+                            order_key(position.commit, position.change, 0, index))
+
+    def _heartbeat(self, offset: SqlServerOffset) -> ChangeRecord:
+        """A heartbeat record carrying ``offset`` (after ``heartbeat.action.query``, when set)."""
+        query = self.config.opt("heartbeat.action.query")
+        if query:
+            self.gateway.heartbeat_action(str(query))
+        d = str(self.config.opt("topic.delimiter"))
+        topic = f"{self.config.opt('topic.heartbeat.prefix')}{d}{self.config.name}"
+        now_ms = time.time_ns() // 1_000_000
+        # after every event of the offset; the time keeps heartbeats at one offset apart (bronze
+        # drops a record whose order key is not above its table's last one)
+        order = (*order_key(offset.commit_lsn, offset.change_lsn, offset.event_serial_no, 0)[:-2], _AFTER_ALL, now_ms)
+        value = dumps({"ts_ms": now_ms})
+        return ChangeRecord(topic, dumps({"serverName": self.config.name}), value, None, dumps(offset.to_map()), order)
 
     def _commit_time(self, commit: Lsn) -> int:
         when = self.gateway.lsn_to_time(commit)
@@ -338,7 +502,8 @@ class SqlServerCaptureSession:
         return int(when.replace(tzinfo=UTC).timestamp() * 1_000_000) * 1000 if when.tzinfo is None else int(
             when.astimezone(UTC).timestamp() * 1_000_000) * 1000
 
-    def _change_record(self, event: ChangeEvent, ts_ns: int, index: int) -> ChangeRecord:
+    def _change_record(self, event: ChangeEvent, ts_ns: int, index: int,
+                       transaction: dict[str, object] | None) -> ChangeRecord:
         t = self.tables[event.instance.name]
         table = t.instance.table
         position = event.offset()
@@ -348,8 +513,8 @@ class SqlServerCaptureSession:
             return ChangeRecord(t.topic, key_text, None, None, dumps(position.to_map()), order, t.version.schema_id)
         source = SqlServerSource(self.config.name, ts_ns, table.database, table.schema, table.table,
                                  event.position.commit, event.position.change, event.serial)
-        value = envelope(row_payload(t.instance, event.before, t.converters),
-                         row_payload(t.instance, event.after, t.converters), source.payload(), event.kind.value, None)
+        value = envelope(t.fields.row(event.before), t.fields.row(event.after), source.payload(), event.kind.value,
+                         transaction)
         return ChangeRecord(t.topic, key_text, value, event.kind.value, dumps(position.to_map()), order,
                             t.version.schema_id)
 
@@ -365,7 +530,7 @@ class SqlServerCaptureSession:
 
 
 def _key(t: _Table, key: tuple[Any, ...]) -> dict[str, Any] | None:
-    return key_payload(ChangeEvent(EventKind.CREATE, t.instance, _NO_POSITION, 0, key, None, None), t.converters)
+    return t.fields.key(key)
 
 
 def _column(info: ColumnInfo) -> SqlServerColumn:
@@ -375,14 +540,3 @@ def _column(info: ColumnInfo) -> SqlServerColumn:
     if kind in ("time", "datetime2", "datetimeoffset"):
         return SqlServerColumn(info.name, kind, None, info.scale, info.nullable)
     return SqlServerColumn(info.name, kind, info.max_length if info.max_length >= 0 else None, None, info.nullable)
-
-
-def _refuse_unbuilt(config: SqlServerSourceConfig) -> None:
-    raw = config.options.raw
-    for name, set_ in _NOT_BUILT.items():
-        if name in raw and set_(config.opt(name)):
-            raise SourceError(f"source {config.name}: option {name} is not supported by this SQL Server connector yet")
-    for name in raw:
-        if name.startswith(_NOT_BUILT_PREFIXES):
-            raise SourceError(f"source {config.name}: option {name} is not supported by this SQL Server connector yet")
-

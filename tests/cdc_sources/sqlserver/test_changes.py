@@ -193,6 +193,29 @@ def test_switch_to_the_new_instance_at_its_start_lsn() -> None:
     assert isinstance(later, ChangeEvent) and later.instance.name == "dbo_customers_v2"
 
 
+def test_an_update_both_instances_hold_after_the_switch_is_one_event_of_the_new_one() -> None:
+    """Both instances hold an update after the new one's start LSN: the merge interleaves the two
+    instances' operation 3 and 4 rows (same position); the old instance's are dropped first."""
+    old_rows = [row(CUST, 5, 1, 3, 2, "b"), row(CUST, 5, 1, 4, 2, "B")]
+    new_rows = [row(V2, 5, 1, 3, 2, "b", None), row(V2, 5, 1, 4, 2, "B", "x")]
+    items = list(ChangeStream([CUST, V2]).events(merge_rows({CUST.name: old_rows, V2.name: new_rows})))
+    assert [(type(i).__name__, getattr(i, "after", None)) for i in items] == [
+        ("SchemaSwitch", None), ("ChangeEvent", (2, "B", "x"))]
+
+
+def test_instances_added_and_dropped_while_streaming() -> None:
+    stream = ChangeStream([CUST])
+    assert kinds(stream.events([row(CUST, 3, 1, 2, 1, "a")])) == [("c", 1)]
+    stream.set_instances([CUST, V2])  # a new instance appeared: the old one stops at its start
+    items = list(stream.events(merge_rows({CUST.name: [row(CUST, 5, 1, 2, 2, "b")],
+                                           V2.name: [row(V2, 5, 1, 2, 2, "b", "x")]})))
+    assert [(type(i).__name__, getattr(i, "after", None)) for i in items] == [
+        ("SchemaSwitch", None), ("ChangeEvent", (2, "b", "x"))]
+    stream.set_instances([V2])  # the old instance was disabled
+    assert stream.current_instance(CUSTOMERS) == "dbo_customers_v2"
+    assert kinds(stream.events([row(V2, 6, 1, 2, 3, "c", None)])) == [("c", 1)]
+
+
 # -- restart ------------------------------------------------------------------------------------
 
 
