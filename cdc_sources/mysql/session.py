@@ -15,12 +15,14 @@ from typing import Any
 
 import orjson
 
+from cdc_sources.common.blocking_snapshot import BlockingSnapshotter, BlockingState
 from cdc_sources.common.envelope import VERSION, dumps
 from cdc_sources.common.incremental_snapshot import IncrementalSnapshotter
 from cdc_sources.common.incremental_state import IncrementalState
 from cdc_sources.common.signal_options import signal_settings
 from cdc_sources.common.snapshot_plan import StoredState, plan_snapshot
 from cdc_sources.mysql import connection
+from cdc_sources.mysql.blocking import MySqlBlockingSource
 from cdc_sources.mysql.checks import CheckNeeds, check_flavor, run_startup_checks
 from cdc_sources.mysql.codec import TableCodec, build_codec
 from cdc_sources.mysql.config import MySqlSourceConfig
@@ -78,6 +80,7 @@ class MySqlCaptureSession:
         self.flavor = config.flavor
         self.stored = MySqlOffset.from_dict(stored_offset) if stored_offset else None
         self.incremental_state = IncrementalState.from_offset(stored_offset)
+        self.blocking_state = BlockingState.from_offset(stored_offset)
         self.signals = signal_settings(config.options.values)
         self.incremental: IncrementalSnapshotter | None = None
         self._chunks: MySqlChunkSource | None = None
@@ -283,7 +286,9 @@ class MySqlCaptureSession:
                 chunk_size=int(self.config.opt("incremental.snapshot.chunk.size")),
                 # a snapshot taken by this run read every table anew: an older incremental one is moot
                 state=self.incremental_state if self._snapshot_point is None else None,
-                read_only=bool(self.config.opt("read.only")), delimiter=self.config.opt("topic.delimiter"))
+                read_only=bool(self.config.opt("read.only")), delimiter=self.config.opt("topic.delimiter"),
+                blocking=BlockingSnapshotter(MySqlBlockingSource(source),
+                                             self.blocking_state if self._snapshot_point is None else None))
         return self.incremental
 
     def _chunk_connection(self) -> Any:
