@@ -571,8 +571,9 @@ class IncrementalSnapshotter:
         """Queue the window's rows as ``r`` events right after the close watermark."""
         st = self.state
         assert st is not None
+        # a filtered snapshot read part of the table: not marked, silver does not settle it as a re-snapshot
         pos = {**without_state(orjson.loads(position)), POSITION_ID: st.correlation_id,
-               POSITION_LAST: w.last_chunk, POSITION_START: st.table_start}
+               POSITION_LAST: w.last_chunk and not w.collection.condition, POSITION_START: st.table_start}
         self._out.extend(self.source.read_events(w.collection, w.chunk, order_key, orjson.dumps(pos).decode()))
 
 
