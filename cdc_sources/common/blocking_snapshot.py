@@ -18,8 +18,9 @@ snapshot's state in the offset (`BlockingState`: ``blocking_snapshot_*`` keys) b
 is emitted, and committed again without it once every table is read. Debezium records a
 blocking snapshot's progress only at its end, so an interrupted one starts again from the
 beginning; so it does here: a restart finds the state in the offset, resumes the stream at P
-and reads every table again before streaming. Each row's order key is ``(*pause key, table
-number, h)`` with ``h`` a hash of its key (`emission_order`), rows emitted in ``h`` order: a
+and reads every table again before streaming. Each row's order key is ``(*pause key, generation,
+table number, h)`` (the generation counts snapshots paused at the same position, the last
+pause key staying in the offsets) with ``h`` a hash of its key (`emission_order`), rows emitted in ``h`` order: a
 row written before the crash has the same order key when read again, so the bronze writer's
 replay guard drops exactly the rows bronze has (their newer values, if any, are streamed
 after P anyway) and writes the others.
@@ -52,12 +53,14 @@ log = logging.getLogger(__name__)
 __all__ = [
     "K_COLLECTIONS",
     "K_ID",
+    "K_LAST",
     "K_ORDER_KEY",
     "K_POSITION",
     "BlockingCollection",
     "BlockingSnapshotter",
     "BlockingSource",
     "BlockingState",
+    "StoredBlocking",
     "row_source",
     "snapshot_markers",
 ]
@@ -66,6 +69,7 @@ K_ID = "blocking_snapshot_id"
 K_COLLECTIONS = "blocking_snapshot_collections"
 K_ORDER_KEY = "blocking_snapshot_order_key"
 K_POSITION = "blocking_snapshot_position"
+K_LAST = "blocking_snapshot_last_order_key"
 
 _SELECT = re.compile(r"^\s*\(?\s*(select|with)\b", re.IGNORECASE)
 
@@ -120,7 +124,7 @@ class BlockingState:
             K_ID: self.correlation_id,
             K_COLLECTIONS: orjson.dumps([{"schema": c.schema, "table": c.table, "select": c.select}
                                          for c in self.collections]).decode(),
-            K_ORDER_KEY: orjson.dumps(list(self.order_key)).decode(),
+            K_ORDER_KEY: _json(self.order_key),
             K_POSITION: self.position,
         }
 
@@ -148,6 +152,25 @@ def snapshot_markers(table_number: int, tables_total: int, rows: int) -> list[st
     return out
 
 
+@dataclass(frozen=True)
+class StoredBlocking:
+    """What a stored offset says about blocking snapshots.
+
+    Attributes:
+        interrupted: the snapshot that was running, if any.
+        last_order_key: the pause key of the last snapshot, if any (kept in every checkpoint's offset
+            after it: a snapshot paused at the same stream position takes the next generation).
+    """
+
+    interrupted: BlockingState | None = None
+    last_order_key: tuple[int, ...] | None = None
+
+    @classmethod
+    def from_offset(cls, offset: Mapping[str, Any] | None) -> StoredBlocking:
+        last = (offset or {}).get(K_LAST)
+        return cls(BlockingState.from_offset(offset), None if not last else tuple(int(v) for v in orjson.loads(last)))
+
+
 class BlockingSource(Protocol):
     """What a blocking snapshot needs from a connector (its incremental snapshot's chunk source)."""
 
@@ -172,12 +195,14 @@ class BlockingSnapshotter:
 
     Args:
         source: the connector's side.
-        state: the snapshot the stored offset says was interrupted, if any (it is run again first).
+        stored: what the stored offset holds (an interrupted snapshot is run again first); None:
+            nothing (a snapshot taken by this run read every table anew).
     """
 
-    def __init__(self, source: BlockingSource, state: BlockingState | None) -> None:
+    def __init__(self, source: BlockingSource, stored: StoredBlocking | None) -> None:
         self.source = source
-        self.interrupted = state
+        self.interrupted = stored.interrupted if stored else None
+        self.last = stored.last_order_key if stored else None
         self.requested: tuple[str, tuple[BlockingCollection, ...]] | None = None
 
     def execute(self, signal_id: str, correlation_id: str, a: ExecuteSnapshot,
@@ -207,6 +232,7 @@ class BlockingSnapshotter:
         st, self.interrupted = self.interrupted, None
         if st is None:
             return
+        self.last = st.order_key
         log.info("blocking snapshot %s was interrupted: reading %s again", st.correlation_id,
                  ", ".join(c.id for c in st.collections))
         yield from self._read(st)
@@ -218,18 +244,30 @@ class BlockingSnapshotter:
         must be stored before any row (a size-cut commit of rows stores the last committed offset).
         """
         if self.requested is None:
-            yield cp
+            yield self._with_last(cp)
             return
         (cid, collections), self.requested = self.requested, None
         base = connector_offset(cp.offset)
         where = base.to_dict()
-        st = BlockingState(cid, collections, self.source.pause_order_key(where), orjson.dumps(where).decode())
+        at = self.source.pause_order_key(where)
+        # a snapshot paused at the same position as the last one (no change streamed in between) comes after it
+        generation = self.last[-1] + 1 if self.last is not None and self.last[:-1] == at else 0
+        st = BlockingState(cid, collections, (*at, generation), orjson.dumps(where).decode())
+        self.last = st.order_key
         extras = dict(cp.offset.extras) if isinstance(cp.offset, OffsetWithExtras) else {}
         log.info("blocking snapshot %s: streaming paused to snapshot %s", cid, ", ".join(c.id for c in collections))
-        yield Checkpoint(OffsetWithExtras(base, {**extras, **st.to_offset()}), idle=True)
+        yield Checkpoint(OffsetWithExtras(base, {**extras, **st.to_offset(), K_LAST: _json(st.order_key)}), idle=True)
         yield from self._read(st)
-        yield Checkpoint(cp.offset, idle=True)
+        yield Checkpoint(self._with_last(cp).offset, idle=True)
         log.info("blocking snapshot %s completed: streaming resumes", cid)
+
+    def _with_last(self, cp: Checkpoint) -> Checkpoint:
+        """``cp`` with the last pause key in its offset (if there was a blocking snapshot)."""
+        if self.last is None:
+            return cp
+        extras = dict(cp.offset.extras) if isinstance(cp.offset, OffsetWithExtras) else {}
+        return Checkpoint(OffsetWithExtras(connector_offset(cp.offset), {**extras, K_LAST: _json(self.last)}),
+                          idle=cp.idle)
 
     def _read(self, st: BlockingState) -> Iterator[StreamItem]:
         where = orjson.loads(st.position)
@@ -245,3 +283,7 @@ class BlockingSnapshotter:
             yield from self.source.snapshot_events(c, rows, (*st.order_key, n), position,
                                                    snapshot_markers(n, total, len(rows)))
             log.info("blocking snapshot %s: %s: %d rows", st.correlation_id, c.id, len(rows))
+
+
+def _json(key: tuple[int, ...]) -> str:
+    return orjson.dumps(list(key)).decode()

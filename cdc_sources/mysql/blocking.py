@@ -4,9 +4,11 @@ A table is read with ``SELECT <every column> FROM db.table AS t`` (or from the s
 ``SELECT`` as a derived table) on the incremental snapshot's connection, which returns values
 as the snapshot's connection does, and rendered with a snapshot codec of the table's structure
 at the stream's position: the rows are what the initial snapshot emits. The pause key is
-``(binlog file number, checkpoint pos - 1, 2^62)``: the records of a transaction have order
-keys ``(file number, event start, row, n)``, its events starting before the end of its commit
-(the checkpoint's ``pos``), and every later event starts at or after it.
+``(binlog file number, checkpoint pos, 2^62)``: the records of a transaction have order keys
+``(file number, event start, row, n)``, its events starting before the end of its commit (the
+checkpoint's ``pos``); a later transaction starts at or after it with a GTID event, which
+yields no record, so its records start after it; a snapshot read at ``pos`` has keys
+``(file number, pos, 0, n)``.
 """
 
 from __future__ import annotations
@@ -81,7 +83,7 @@ class MySqlBlockingSource:
         return out
 
     def pause_order_key(self, offset: Mapping[str, Any]) -> tuple[int, ...]:
-        return (binlog_file_number(str(offset["file"])), int(offset["pos"]) - 1, _AFTER_EVENTS)
+        return (binlog_file_number(str(offset["file"])), int(offset["pos"]), _AFTER_EVENTS)
 
 
 def _q(name: str) -> str:

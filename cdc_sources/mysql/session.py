@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from cdc_sources.common.blocking_snapshot import BlockingSnapshotter, BlockingState
+from cdc_sources.common.blocking_snapshot import BlockingSnapshotter, StoredBlocking
 from cdc_sources.common.envelope import VERSION, dumps
 from cdc_sources.common.incremental_snapshot import IncrementalSnapshotter
 from cdc_sources.common.incremental_state import IncrementalState
@@ -80,7 +80,7 @@ class MySqlCaptureSession:
         self.flavor = config.flavor
         self.stored = MySqlOffset.from_dict(stored_offset) if stored_offset else None
         self.incremental_state = IncrementalState.from_offset(stored_offset)
-        self.blocking_state = BlockingState.from_offset(stored_offset)
+        self.blocking_stored = StoredBlocking.from_offset(stored_offset)
         self.signals = signal_settings(config.options.values)
         self.incremental: IncrementalSnapshotter | None = None
         self._chunks: MySqlChunkSource | None = None
@@ -288,7 +288,7 @@ class MySqlCaptureSession:
                 state=self.incremental_state if self._snapshot_point is None else None,
                 read_only=bool(self.config.opt("read.only")), delimiter=self.config.opt("topic.delimiter"),
                 blocking=BlockingSnapshotter(MySqlBlockingSource(source),
-                                             self.blocking_state if self._snapshot_point is None else None))
+                                             self.blocking_stored if self._snapshot_point is None else None))
         return self.incremental
 
     def _chunk_connection(self) -> Any:

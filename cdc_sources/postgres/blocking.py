@@ -3,9 +3,10 @@
 A table is read with ``SELECT <every column>::text FROM <table> AS t`` (or from the signal's
 ``SELECT`` as a derived table) on the session's autocommit connection, and rendered with the
 snapshot codec, as the incremental snapshot's chunks are (`cdc_sources.postgres.incremental`).
-The pause key is ``(end LSN of the checkpoint - 1, 2^62)``: a transaction's records have order
-keys ``(commit LSN, event LSN, n)``, its commit LSN below the end LSN of its commit, and every
-later transaction commits at or after that end.
+The pause key is ``(L, 0, 2^62)``, L the checkpoint's LSN (the end of the last commit, or a
+keepalive's position): a transaction's records have order keys ``(commit LSN, event LSN, n)``,
+its commit LSN below the end of its commit, and every later transaction commits at or after
+L, its changes at LSNs above 0; a snapshot read at L has keys ``(L, 0, n)``.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ class PostgresBlockingSource:
         return out
 
     def pause_order_key(self, offset: Mapping[str, Any]) -> tuple[int, ...]:
-        return (int(offset["lsn"]) - 1, _AFTER_EVENTS)
+        return (int(offset["lsn"]), 0, _AFTER_EVENTS)
 
 
 def _q(ident: str) -> str:

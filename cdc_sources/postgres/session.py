@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from cdc_sources.common.blocking_snapshot import BlockingSnapshotter, BlockingState
+from cdc_sources.common.blocking_snapshot import BlockingSnapshotter, StoredBlocking
 from cdc_sources.common.filters import no_table_matches
 from cdc_sources.common.incremental_snapshot import IncrementalSnapshotter
 from cdc_sources.common.incremental_state import IncrementalState
@@ -75,7 +75,7 @@ class PostgresCaptureSession:
         self.config = config
         self.stored = PostgresOffset.from_dict(stored_offset) if stored_offset else None
         self.incremental_state = IncrementalState.from_offset(stored_offset)
-        self.blocking_state = BlockingState.from_offset(stored_offset)
+        self.blocking_stored = StoredBlocking.from_offset(stored_offset)
         self.signals = signal_settings(config.options.values)
         self.incremental: IncrementalSnapshotter | None = None
         self.slot = str(config.opt("slot.name"))
@@ -236,7 +236,7 @@ class PostgresCaptureSession:
                 state=self.incremental_state if self._consistent_point is None else None,
                 read_only=bool(self.config.opt("read.only")),
                 blocking=BlockingSnapshotter(PostgresBlockingSource(source),
-                                             self.blocking_state if self._consistent_point is None else None))
+                                             self.blocking_stored if self._consistent_point is None else None))
         return self.incremental
 
     def _tx_tracker(self) -> TransactionTracker | None:

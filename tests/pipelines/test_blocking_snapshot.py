@@ -213,3 +213,37 @@ def test_sigkills_during_a_blocking_snapshot_leave_bronze_exactly_once_and_silve
     cfg = parse_pipeline(text, env={})
     _silver(spark, cfg, root)
     check_silver(root, _source(pg_db), set(range(1, 1001)) | writer.touched)
+
+
+def test_blocking_snapshots_from_the_file_channel_at_an_idle_and_at_a_commit_checkpoint(pg_db, tmp_path):
+    """A file signal is acted on at the next checkpoint: an idle keepalive (nothing pending) or a
+    transaction's end; either way the changes streamed after the snapshot land after it in bronze, and
+    a snapshot paused where the last one paused is written all the same."""
+    root = str(tmp_path / "lake")
+    setup_items(pg_db, 50)
+    file = tmp_path / "signals.jsonl"
+    cfg = parse_pipeline(pipeline_text(root, pg_db, **{"signal.enabled.channels": "file",
+                                                       "signal.file": str(file)}), env={})
+    run_capture(cfg, until_idle=True)
+
+    def send(sig_id: str) -> None:
+        with file.open("a") as f:
+            f.write(orjson.dumps({"id": sig_id, "type": "execute-snapshot",
+                                  "data": {"data-collections": ["public.items"], "type": "blocking"}}).decode() + "\n")
+
+    send("idle-1")
+    run_capture(cfg, until_idle=True)  # nothing pending: the first checkpoint is a keepalive
+    send("again-1")
+    run_capture(cfg, until_idle=True)  # the same position again: a snapshot of its own all the same
+    with psycopg.connect(pg_db, autocommit=True) as conn:
+        conn.execute("UPDATE items SET qty = 100 WHERE id <= 10")
+    send("commit-1")
+    run_capture(cfg, until_idle=True)  # the update's commit comes first
+    with psycopg.connect(pg_db, autocommit=True) as conn:
+        conn.execute("UPDATE items SET qty = 200 WHERE id <= 5")
+        conn.execute("INSERT INTO items VALUES (51, 'after', 1)")
+    run_capture(cfg, until_idle=True)
+    by_id = Counter(r["p"]["incremental_snapshot_correlation_id"].split("@")[0] for r in blocking_rows(root))
+    assert by_id == {"idle-1": 50, "again-1": 50, "commit-1": 50}, by_id
+    assert fold(root) == source_rows(pg_db)
+    assert sum(1 for r in bronze(root) if r["op"] == "u") == 15, "streamed updates dropped as replays"

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from cdc_sources.common.blocking_snapshot import BlockingCollection, BlockingState, row_source, snapshot_markers
+from cdc_sources.common.blocking_snapshot import (
+    BlockingCollection,
+    BlockingState,
+    StoredBlocking,
+    row_source,
+    snapshot_markers,
+)
 
 
 def test_markers_follow_debeziums_initial_snapshot_rule():
@@ -31,3 +37,9 @@ def test_state_round_trips_through_the_offset_and_is_absent_otherwise():
     assert BlockingState.from_offset(offset) == st
     assert BlockingState.from_offset({"file": "bin.000007", "pos": 42}) is None
     assert BlockingState.from_offset(None) is None
+
+
+def test_the_last_pause_key_is_read_back_from_the_offset():
+    assert StoredBlocking.from_offset({"lsn": 5, "blocking_snapshot_last_order_key": "[5, 0, 9, 1]"}) == \
+        StoredBlocking(None, (5, 0, 9, 1))
+    assert StoredBlocking.from_offset(None) == StoredBlocking()
