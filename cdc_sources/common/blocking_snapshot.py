@@ -43,10 +43,12 @@ from typing import Any, Protocol
 
 import orjson
 
-from cdc_sources.common.incremental_snapshot import Chunk, emission_order
+from cdc_sources.common.envelope import envelope_text
+from cdc_sources.common.incremental_snapshot import Chunk, emission_order, event_key
 from cdc_sources.common.incremental_state import POSITION_ID, POSITION_LAST
 from cdc_sources.common.signals import ExecuteSnapshot, matching
-from cdc_sources.spi import Checkpoint, OffsetWithExtras, StreamItem, connector_offset
+from cdc_sources.common.snapshot_blocks import same_text
+from cdc_sources.spi import ChangeBlock, Checkpoint, OffsetWithExtras, StreamItem, connector_offset
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +64,7 @@ __all__ = [
     "BlockingState",
     "StoredBlocking",
     "row_source",
+    "rows_block",
     "snapshot_markers",
 ]
 
@@ -101,6 +104,20 @@ def row_source(c: BlockingCollection, table_sql: str) -> str:
     if _SELECT.match(c.select):
         return f"({c.select.strip().rstrip(';')}) AS t"
     return f"(SELECT * FROM {table_sql} WHERE ({c.select})) AS t"
+
+
+def rows_block(topic: str, rows: Sequence[tuple[int, str | None, str]], sources: Sequence[str],
+               order_prefix: tuple[int, ...], position: str, schema_id: str | None,
+               headers: Mapping[str, str] | None) -> ChangeBlock:
+    """A table's snapshot rows (`emission_order`) as one ``r`` block: row ``i`` with ``source`` block
+    ``sources[i]`` (JSON text) and order key ``(*order_prefix, h)``."""
+    import pyarrow as pa
+
+    keys = [event_key(k) for _, k, _ in rows]
+    values = [envelope_text("null", after, src, "r", "null") for (_, _, after), src in zip(rows, sources, strict=True)]
+    return ChangeBlock(topic, None if all(k is None for k in keys) else pa.array(keys, pa.string()),
+                       pa.array(values, pa.string()), "r", same_text(position, len(rows)), order_prefix, 0,
+                       schema_id, headers, [(*order_prefix, h) for h, _, _ in rows])
 
 
 @dataclass(frozen=True)

@@ -19,13 +19,13 @@ from typing import Any
 
 import orjson
 
-from cdc_sources.common.blocking_snapshot import BlockingCollection, row_source
-from cdc_sources.common.envelope import dumps, envelope_text
-from cdc_sources.common.incremental_snapshot import Chunk, event_key
+from cdc_sources.common.blocking_snapshot import BlockingCollection, row_source, rows_block
+from cdc_sources.common.envelope import dumps
+from cdc_sources.common.incremental_snapshot import Chunk
 from cdc_sources.common.incremental_state import SnapshotCollection
 from cdc_sources.mysql.incremental import MySqlChunkSource
 from cdc_sources.mysql.offset import binlog_file_number
-from cdc_sources.spi import ChangeRecord, Retriable, SourceError, StreamItem
+from cdc_sources.spi import Retriable, SourceError, StreamItem
 
 __all__ = ["MySqlBlockingSource"]
 
@@ -77,9 +77,8 @@ class MySqlBlockingSource:
             db=c.schema, table=c.table, ts_ms=now_ms, snapshot=m, server_id=int(where.get("server_id") or 0),
             gtid=None, file=str(where.get("file") or ""), pos=int(where.get("pos") or 0), row=0))
             for m in set(markers)}
-        out.append([ChangeRecord(codec.topic, event_key(key), envelope_text("null", after, sources[m], "r", "null"),
-                                 "r", position, (*order_prefix, h), codec.schema_id, chunks.headers)
-                    for (h, key, after), m in zip(rows, markers, strict=True)])
+        out.append(rows_block(codec.topic, rows, [sources[m] for m in markers], order_prefix, position,
+                              codec.schema_id, chunks.headers))
         return out
 
     def pause_order_key(self, offset: Mapping[str, Any]) -> tuple[int, ...]:

@@ -17,14 +17,13 @@ from typing import Any
 
 import orjson
 
-from cdc_sources.common.blocking_snapshot import BlockingCollection, row_source
-from cdc_sources.common.envelope import envelope_text
-from cdc_sources.common.incremental_snapshot import Chunk, event_key
+from cdc_sources.common.blocking_snapshot import BlockingCollection, row_source, rows_block
+from cdc_sources.common.incremental_snapshot import Chunk
 from cdc_sources.common.incremental_state import SnapshotCollection
 from cdc_sources.postgres.envelope import sequence
 from cdc_sources.postgres.errors import classify
 from cdc_sources.postgres.incremental import PostgresChunkSource
-from cdc_sources.spi import ChangeRecord, Retriable, StreamItem
+from cdc_sources.spi import Retriable, StreamItem
 
 __all__ = ["PostgresBlockingSource"]
 
@@ -76,9 +75,8 @@ class PostgresBlockingSource:
         sources = {m: orjson.dumps(chunks.source.block(
             schema=codec.schema, table=codec.table, ts_us=now_us, snapshot=m, tx_id=None, lsn=lsn,
             sequence=sequence(commit, lsn))).decode() for m in set(markers)}
-        out.append([ChangeRecord(codec.topic, event_key(key), envelope_text("null", after, sources[m], "r", "null"),
-                                 "r", position, (*order_prefix, h), codec.schema_id, chunks.headers)
-                    for (h, key, after), m in zip(rows, markers, strict=True)])
+        out.append(rows_block(codec.topic, rows, [sources[m] for m in markers], order_prefix, position,
+                              codec.schema_id, chunks.headers))
         return out
 
     def pause_order_key(self, offset: Mapping[str, Any]) -> tuple[int, ...]:
