@@ -1,4 +1,4 @@
-"""Incremental snapshot rate against the initial snapshot rate of the same PostgreSQL table.
+"""Incremental and blocking snapshot rates against the initial snapshot rate of the same PostgreSQL table.
 
 Run ``python -m bench.incremental_snapshot_bench`` (``--help`` lists the options). It starts a
 private PostgreSQL, fills ``items`` with ``--rows`` rows, and measures, each into a fresh
@@ -9,7 +9,9 @@ lakehouse and slot:
   ``capture --until-idle`` run, which reads every chunk (``--chunk-size``) and returns once
   the snapshot is done;
 * ``incremental+load``: the same while a writer updates random rows of the table
-  (``--load-tps`` single-row transactions per second), the in-window de-duplication at work.
+  (``--load-tps`` single-row transactions per second), the in-window de-duplication at work;
+* ``blocking``: after a ``no_data`` start, an ``execute-snapshot`` signal with ``"type":
+  "blocking"`` and one ``capture --until-idle`` run (streaming paused, the table read whole).
 
 Each time is the wall time of the capture run (process start-up excluded, capture start-up
 included), rows/s is the table's rows over it. The ratio column is against ``initial``.
@@ -35,6 +37,8 @@ import psycopg
 from pipelines.capture import run_capture
 from pipelines.config import parse_pipeline
 from pipelines.local_postgres import LocalPostgres
+
+SCENARIOS = ("initial", "incremental", "incremental+load", "blocking")
 
 
 @dataclass(frozen=True)
@@ -97,9 +101,10 @@ def _run(server: LocalPostgres, work: Path, n: int, scenario: str, rows: int, ch
     cfg = parse_pipeline(_pipeline(root, server.port, db, f"bench_{n}", mode, chunk), env={})
     if scenario != "initial":
         run_capture(cfg, until_idle=True)  # slot and publication in place, nothing read
+        kind = ', \"type\": \"blocking\"' if scenario == "blocking" else ""
         with psycopg.connect(dsn, autocommit=True) as conn:
             conn.execute("INSERT INTO dbz_signal VALUES ('b', 'execute-snapshot', "
-                         "'{\"data-collections\": [\"public.items\"]}')")
+                         f"'{{\"data-collections\": [\"public.items\"]{kind}}}')")
     load = _Load(dsn, rows, tps) if scenario == "incremental+load" else None
     if load:
         load.start()
@@ -121,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--chunk-size", type=int, default=1024, help="incremental.snapshot.chunk.size (default 1024)")
     p.add_argument("--load-tps", type=int, default=300, help="updates per second of the load (default 300)")
     p.add_argument("--runs", type=int, default=1, help="runs of each scenario (default 1)")
+    p.add_argument("--scenarios", nargs="+", choices=SCENARIOS, default=list(SCENARIOS),
+                   help="the scenarios to run (default all; initial is always run, as the baseline)")
     args = p.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="incbench-"))
     server = LocalPostgres(work / "data").start()
@@ -128,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         n = 0
         for _ in range(args.runs):
-            for scenario in ("initial", "incremental", "incremental+load"):
+            for scenario in [s for s in SCENARIOS if s == "initial" or s in args.scenarios]:
                 n += 1
                 r = _run(server, work, n, scenario, args.rows, args.chunk_size, args.load_tps)
                 print(f"  {scenario}: {r.seconds:.2f} s", file=sys.stderr, flush=True)

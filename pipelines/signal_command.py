@@ -38,7 +38,8 @@ ACTIONS = ("execute-snapshot", "stop-snapshot", "pause-snapshot", "resume-snapsh
 def add_signal_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser],
                       common: argparse.ArgumentParser) -> None:
     """Add ``signal`` to the CLI's subcommands."""
-    text = "send a signal to a source: start, stop, pause or resume an incremental snapshot, or log a message"
+    text = ("send a signal to a source: start a blocking snapshot, start, stop, pause or resume an incremental "
+            "snapshot, or log a message")
     cmd = sub.add_parser("signal", parents=[common], help=text, description=text + (
         ". Written to the source's signal table (signal.data.collection) when its source channel is enabled, "
         "else appended to its signal.file."))
@@ -51,7 +52,8 @@ def add_signal_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     cmd.add_argument("--type", choices=[k.value for k in SnapshotKind], default="incremental",
                      help="the snapshot kind (default incremental)")
     cmd.add_argument("--filter", metavar="CONDITION",
-                     help="execute-snapshot: a WHERE condition limiting the rows of every table given")
+                     help="execute-snapshot: a WHERE condition limiting the rows of every table given (a blocking "
+                          "snapshot also takes a full SELECT)")
     cmd.add_argument("--surrogate-key", metavar="COLUMN",
                      help="execute-snapshot: chunk by this column instead of the primary key")
     cmd.add_argument("--message", help="log: the message to log")

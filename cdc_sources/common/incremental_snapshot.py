@@ -38,7 +38,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import orjson
 
@@ -76,6 +76,9 @@ from cdc_sources.spi import (
     commit_mark,
     connector_offset,
 )
+
+if TYPE_CHECKING:
+    from cdc_sources.common.blocking_snapshot import BlockingSnapshotter
 
 log = logging.getLogger(__name__)
 
@@ -230,13 +233,15 @@ class IncrementalSnapshotter:
         chunk_size: ``incremental.snapshot.chunk.size``.
         state: the progress stored in the offset, if a snapshot was running.
         read_only: ``read.only``: nothing may be written to the source, so no snapshot is started.
+        blocking: runs blocking snapshots (`cdc_sources.common.blocking_snapshot`); None: they are ignored.
     """
 
     def __init__(self, *, source: ChunkSource, signals: SignalSettings,
                  tables: Sequence[tuple[str, str]] | Callable[[], Sequence[tuple[str, str]]],
                  prefix: str, chunk_size: int, state: IncrementalState | None, read_only: bool = False,
-                 delimiter: str = ".") -> None:
+                 delimiter: str = ".", blocking: BlockingSnapshotter | None = None) -> None:
         self.source = source
+        self.blocking = blocking
         self.signals = signals
         self._tables = tables
         self.chunk_size = chunk_size
@@ -269,6 +274,8 @@ class IncrementalSnapshotter:
         """The stream with signals applied and incremental snapshot rows inserted; ``on_start`` is called
         once a stored snapshot has been resumed, before the first item is read."""
         self._poll_file(force=True)
+        if self.blocking is not None:  # an interrupted blocking snapshot, read again before streaming
+            yield from self.blocking.resume()
         self._resume()
         if on_start is not None:
             on_start()
@@ -281,7 +288,10 @@ class IncrementalSnapshotter:
             elif isinstance(item, Checkpoint):
                 self._poll_file()
                 yield from self._drain()
-                yield self._with_state(item)
+                if self.blocking is not None:  # a blocking snapshot asked for runs here, at a transaction end
+                    yield from self.blocking.at_checkpoint(self._with_state(item))
+                else:
+                    yield self._with_state(item)
             else:
                 yield item
 
@@ -419,7 +429,12 @@ class IncrementalSnapshotter:
 
     def _execute(self, signal_id: str, correlation_id: str, a: ExecuteSnapshot) -> None:
         if a.kind is SnapshotKind.BLOCKING:
-            log.warning("signal %s: blocking snapshots are not supported; use type incremental: ignored", signal_id)
+            if self.blocking is None:
+                log.warning("signal %s: this connector has no blocking snapshots; use type incremental: ignored",
+                            signal_id)
+            else:
+                signal_table = tuple(self.signals.table.parts) if self.signals.table else ()
+                self.blocking.execute(signal_id, correlation_id, a, [t for t in self.tables if t != signal_table])
             return
         if self.read_only:
             log.error("signal %s: read.only is set, and incremental snapshots write watermarks to the signal "
@@ -580,8 +595,9 @@ class IncrementalSnapshotter:
         """Queue the window's rows as ``r`` events right after the close watermark."""
         st = self.state
         assert st is not None
+        # a filtered snapshot read part of the table: not marked, silver does not settle it as a re-snapshot
         pos = {**without_state(orjson.loads(position)), POSITION_ID: st.correlation_id,
-               POSITION_LAST: w.last_chunk, POSITION_START: st.table_start}
+               POSITION_LAST: w.last_chunk and not w.collection.condition, POSITION_START: st.table_start}
         self._out.extend(self.source.read_events(w.collection, w.chunk, order_key, orjson.dumps(pos).decode()))
 
 

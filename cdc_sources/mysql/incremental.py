@@ -70,7 +70,8 @@ class MySqlChunkSource:
         self.headers = headers
         self.signal_table = signal_table
         self._codecs: dict[TableId, tuple[TableDef, TableCodec]] = {}
-        self._announced: set[str] = set()
+        self.announced: set[str] = set()
+        """Topics whose `SchemaVersion` was emitted (shared with the blocking snapshot's source)."""
         self._signal_id_column: str | None = None
 
     @property
@@ -87,13 +88,15 @@ class MySqlChunkSource:
 
     # -- helpers ----------------------------------------------------------------------------------
 
-    def _def(self, c: SnapshotCollection) -> TableDef:
+    def table(self, c: SnapshotCollection) -> TableDef:
+        """A captured table's structure at the stream's position (LookupError: unknown)."""
         definition = self.table_def(TableId(c.schema, c.table))
         if definition is None:
             raise LookupError(f"table {c.id}: its structure is unknown")
         return definition
 
-    def _codec(self, definition: TableDef) -> TableCodec:
+    def codec(self, definition: TableDef) -> TableCodec:
+        """The snapshot codec of a table structure (made once per structure)."""
         cached = self._codecs.get(definition.id)
         if cached is not None and cached[0] is definition:
             return cached[1]
@@ -101,7 +104,8 @@ class MySqlChunkSource:
         self._codecs[definition.id] = (definition, codec)
         return codec
 
-    def _query(self, sql: str, args: Sequence[Any] = (), *, where: str) -> list[tuple[Any, ...]]:
+    def query(self, sql: str, args: Sequence[Any] = (), *, where: str) -> list[tuple[Any, ...]]:
+        """The rows of a statement; a server error is raised as the connector's error, ``where`` naming the step."""
         try:
             with self.conn.cursor() as cur:
                 cur.execute(sql, tuple(args))
@@ -133,17 +137,17 @@ class MySqlChunkSource:
         return tuple(names)
 
     def max_key(self, c: SnapshotCollection, key: Sequence[str]) -> Key | None:
-        definition = self._def(c)
+        definition = self.table(c)
         cols = ", ".join(f"CAST({_q(k)} AS CHAR)" for k in key)
         where = f" WHERE ({c.condition})" if c.condition else ""
         order = ", ".join(f"{_q(k)} DESC" for k in key)
-        rows = self._query(f"SELECT {cols} FROM {_qualified(definition.id)}{where} ORDER BY {order} LIMIT 1",
+        rows = self.query(f"SELECT {cols} FROM {_qualified(definition.id)}{where} ORDER BY {order} LIMIT 1",
                            where=f"reading the largest key of {c.id}")
         return None if not rows else tuple(_text(v) for v in rows[0])
 
     def read_chunk(self, c: SnapshotCollection, key: Sequence[str], after: Key | None, upto: Key | None,
                    size: int | None) -> Chunk:
-        definition = self._def(c)
+        definition = self.table(c)
         row_sql = "(" + ", ".join(_q(k) for k in key) + ")"
         params_sql = "(" + ", ".join("%s" for _ in key) + ")"
         where, params = chunk_where(row_sql, params_sql, after, upto, c.condition)
@@ -152,10 +156,10 @@ class MySqlChunkSource:
         sql = (f"SELECT {cols} FROM {_qualified(definition.id)}{where}"
                + " ORDER BY " + ", ".join(_q(k) for k in key)
                + ("" if size is None else f" LIMIT {size + 1}"))
-        rows = self._query(sql, params, where=f"reading a chunk of {c.id}")
+        rows = self.query(sql, params, where=f"reading a chunk of {c.id}")
         more = size is not None and len(rows) > size
         rows = rows[:size]
-        codec = self._codec(definition)
+        codec = self.codec(definition)
         out: dict[str | None, str] = {}
         for row in rows:
             k = codec.key_tuple(row)
@@ -165,11 +169,11 @@ class MySqlChunkSource:
 
     def read_events(self, c: SnapshotCollection, chunk: Chunk, order_key: tuple[int, ...],
                     position: str) -> list[StreamItem]:
-        codec = self._codec(self._def(c))
+        codec = self.codec(self.table(c))
         out: list[StreamItem] = []
-        if codec.topic not in self._announced:
+        if codec.topic not in self.announced:
             out.append(codec.version)
-            self._announced.add(codec.topic)
+            self.announced.add(codec.topic)
         if not chunk.rows:
             return out
         where = orjson.loads(position)
@@ -184,13 +188,13 @@ class MySqlChunkSource:
 
     def insert_watermark(self, window_id: str, *, opens: bool, data: str | None = None) -> None:
         kind = "snapshot-window-open" if opens else "snapshot-window-close"
-        self._query(f"INSERT INTO {self._signal_sql()} VALUES (%s, %s, %s)",
+        self.query(f"INSERT INTO {self._signal_sql()} VALUES (%s, %s, %s)",
                     (f"{window_id}-{'open' if opens else 'close'}", kind, data),
                     where=f"inserting a watermark into signal table {self._signal_name()}")
 
     def watermarks_present(self, window_id: str) -> dict[str, str | None]:
         id_column = self._id_column()
-        rows = self._query(f"SELECT * FROM {self._signal_sql()} WHERE {_q(id_column)} IN (%s, %s)",
+        rows = self.query(f"SELECT * FROM {self._signal_sql()} WHERE {_q(id_column)} IN (%s, %s)",
                            (f"{window_id}-open", f"{window_id}-close"),
                            where=f"reading watermarks from signal table {self._signal_name()}")
         return {_text(r[0]) or "": None if r[2] is None else _text(r[2]) for r in rows}

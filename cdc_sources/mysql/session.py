@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from cdc_sources.common.blocking_snapshot import BlockingSnapshotter, StoredBlocking
 from cdc_sources.common.captured_tables import NEW_TABLES_OPTION, CapturedTables, NewTablesMode
 from cdc_sources.common.envelope import VERSION, dumps
 from cdc_sources.common.incremental_snapshot import IncrementalSnapshotter
@@ -22,6 +23,7 @@ from cdc_sources.common.incremental_state import IncrementalState
 from cdc_sources.common.signal_options import signal_settings
 from cdc_sources.common.snapshot_plan import StoredState, plan_snapshot
 from cdc_sources.mysql import connection
+from cdc_sources.mysql.blocking import MySqlBlockingSource
 from cdc_sources.mysql.checks import CheckNeeds, check_flavor, run_startup_checks
 from cdc_sources.mysql.codec import TableCodec, build_codec
 from cdc_sources.mysql.config import MySqlSourceConfig
@@ -80,6 +82,7 @@ class MySqlCaptureSession:
         self.stored = MySqlOffset.from_dict(stored_offset) if stored_offset else None
         self.incremental_state = IncrementalState.from_offset(stored_offset)
         self._stored_offset = stored_offset
+        self.blocking_stored = StoredBlocking.from_offset(stored_offset)
         self.signals = signal_settings(config.options.values)
         self.incremental: IncrementalSnapshotter | None = None
         self._chunks: MySqlChunkSource | None = None
@@ -298,7 +301,9 @@ class MySqlCaptureSession:
                 chunk_size=int(self.config.opt("incremental.snapshot.chunk.size")),
                 # a snapshot taken by this run read every table anew: an older incremental one is moot
                 state=self.incremental_state if self._snapshot_point is None else None,
-                read_only=bool(self.config.opt("read.only")), delimiter=self.config.opt("topic.delimiter"))
+                read_only=bool(self.config.opt("read.only")), delimiter=self.config.opt("topic.delimiter"),
+                blocking=BlockingSnapshotter(MySqlBlockingSource(source),
+                                             self.blocking_stored if self._snapshot_point is None else None))
         return self.incremental
 
     def _chunk_connection(self) -> Any:

@@ -55,12 +55,14 @@ class PostgresChunkSource:
         self.headers = headers
         self._signal_sql = _qualified(*signal_table) if signal_table else None
         self._codecs: dict[tuple[str, str], TableCodec] = {}
-        self._announced: set[str] = set()
+        self.announced: set[str] = set()
+        """Topics whose `SchemaVersion` was emitted (shared with the blocking snapshot's source)."""
 
     def _info(self, c: SnapshotCollection) -> TableInfo:
         return self.tables[(c.schema, c.table)]
 
-    def _codec(self, c: SnapshotCollection) -> TableCodec:
+    def codec(self, c: SnapshotCollection) -> TableCodec:
+        """The snapshot codec of a captured table (made once)."""
         codec = self._codecs.get((c.schema, c.table))
         if codec is None:
             codec = self._codecs[(c.schema, c.table)] = self.codec_for(self._info(c))
@@ -96,7 +98,7 @@ class PostgresChunkSource:
         rows = self.conn.execute(sql, params).fetchall()
         more = size is not None and len(rows) > size
         rows = rows[:size]
-        codec = self._codec(c)
+        codec = self.codec(c)
         render_key, render_row = codec.render_key, codec.render_row
         names = [col.name for col in info.columns]
         index = [names.index(k) for k in key]
@@ -106,11 +108,11 @@ class PostgresChunkSource:
 
     def read_events(self, c: SnapshotCollection, chunk: Chunk, order_key: tuple[int, ...],
                     position: str) -> list[StreamItem]:
-        codec = self._codec(c)
+        codec = self.codec(c)
         out: list[StreamItem] = []
-        if codec.topic not in self._announced:
+        if codec.topic not in self.announced:
             out.append(codec.version)
-            self._announced.add(codec.topic)
+            self.announced.add(codec.topic)
         if not chunk.rows:
             return out
         lsn = order_key[1] if len(order_key) > 1 else order_key[0]

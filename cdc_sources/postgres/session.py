@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 
+from cdc_sources.common.blocking_snapshot import BlockingSnapshotter, StoredBlocking
 from cdc_sources.common.captured_tables import NEW_TABLES_OPTION, CapturedTables, NewTablesMode
 from cdc_sources.common.filters import no_table_matches
 from cdc_sources.common.incremental_snapshot import IncrementalSnapshotter
@@ -19,6 +20,7 @@ from cdc_sources.common.signal_options import signal_settings
 from cdc_sources.common.snapshot_plan import StoredState, plan_snapshot
 from cdc_sources.postgres import pgoutput as pg
 from cdc_sources.postgres import slot as slots
+from cdc_sources.postgres.blocking import PostgresBlockingSource
 from cdc_sources.postgres.catalog import Catalog, TableInfo
 from cdc_sources.postgres.config import PostgresSourceConfig
 from cdc_sources.postgres.connection import connect_replication, connect_sql, replication_errors
@@ -74,6 +76,7 @@ class PostgresCaptureSession:
         self.config = config
         self.stored = PostgresOffset.from_dict(stored_offset) if stored_offset else None
         self.incremental_state = IncrementalState.from_offset(stored_offset)
+        self.blocking_stored = StoredBlocking.from_offset(stored_offset)
         self.signals = signal_settings(config.options.values)
         self.incremental: IncrementalSnapshotter | None = None
         self.slot = str(config.opt("slot.name"))
@@ -255,7 +258,9 @@ class PostgresCaptureSession:
                 prefix=self.config.name, chunk_size=int(self.config.opt("incremental.snapshot.chunk.size")),
                 # a snapshot taken by this run read every table anew: an older incremental one is moot
                 state=self.incremental_state if self._consistent_point is None else None,
-                read_only=bool(self.config.opt("read.only")))
+                read_only=bool(self.config.opt("read.only")),
+                blocking=BlockingSnapshotter(PostgresBlockingSource(source),
+                                             self.blocking_stored if self._consistent_point is None else None))
         return self.incremental
 
     def _tx_tracker(self) -> TransactionTracker | None:
