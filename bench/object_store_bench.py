@@ -44,6 +44,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
+import orjson
 import psycopg
 
 from bronze.schema import offsets_path
@@ -86,7 +87,7 @@ class Result:
 
 def _pipeline(root: str, storage: dict[str, str], server: LocalPostgres, db: str, slot: str,
               max_records: int | None = None) -> str:
-    options = "".join(f'    {k}: "{v}"\n' for k, v in storage.items())
+    options = "".join(f"    {k}: {orjson.dumps(v).decode()}\n" for k, v in storage.items())  # JSON: YAML-safe
     lakehouse = f'lakehouse:\n  root: "{root}"\n' + (f"  storage_options:\n{options}" if storage else "")
     capture = f"    capture: {{commit_max_records: {max_records}}}\n" if max_records else ""
     return (f"pipeline: bench\n{lakehouse}sources:\n  - name: pg\n    connector: postgres\n"
