@@ -13,8 +13,10 @@
 // With -credentials DIR it also checks who calls, as GCS does with a service account: it
 // makes an RSA key pair, writes a service-account key file for it (DIR/service-account.json)
 // and one for a key it does not accept (DIR/unknown-service-account.json), and answers 401 to
-// a request whose bearer token is not a JWT signed by the accepted key (object_store sends
-// a self-signed JWT for a service-account key).
+// a request whose bearer token is neither a JWT signed by the accepted key (object_store sends
+// a self-signed JWT for a service-account key) nor an access token it issued. It issues those
+// at POST /token, Google's OAuth token service's JWT-bearer grant (the key file's token_uri,
+// which Google's own client libraries, and so Hadoop's GCS connector, exchange a signed JWT at).
 //
 // GET /_cdc/requests returns the requests served so far by type (PUT, GET, HEAD, LIST,
 // DELETE, POST, COPY) as JSON.
@@ -58,6 +60,7 @@ type server struct {
 	publicKey *rsa.PublicKey
 
 	mu       sync.Mutex
+	tokens   map[string]time.Time
 	counts   map[string]int
 	uploads  map[string]*multipartUpload
 	uploadID int
@@ -88,9 +91,10 @@ func main() {
 		log.Fatalf("fake-gcs-server: %v", err)
 	}
 	fake.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: *bucket})
-	s := &server{fake: fake, inner: fake.HTTPHandler(), counts: map[string]int{}, uploads: map[string]*multipartUpload{}}
+	s := &server{fake: fake, inner: fake.HTTPHandler(), counts: map[string]int{}, uploads: map[string]*multipartUpload{},
+		tokens: map[string]time.Time{}}
 	if *credentials != "" {
-		if s.publicKey, err = writeCredentials(*credentials); err != nil {
+		if s.publicKey, err = writeCredentials(*credentials, "http://"+address+"/token"); err != nil {
 			log.Fatalf("credentials: %v", err)
 		}
 	}
@@ -100,7 +104,7 @@ func main() {
 
 // writeCredentials makes the accepted key pair and an unknown one, writes both key files, and
 // returns the accepted public key.
-func writeCredentials(dir string) (*rsa.PublicKey, error) {
+func writeCredentials(dir, tokenURI string) (*rsa.PublicKey, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -117,7 +121,7 @@ func writeCredentials(dir string) (*rsa.PublicKey, error) {
 		body, err := json.Marshal(map[string]string{
 			"type": "service_account", "project_id": "cdc-lakehouse-local", "private_key_id": name,
 			"private_key":  string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
-			"client_email": clientEmail, "client_id": "1", "token_uri": "https://oauth2.googleapis.com/token",
+			"client_email": clientEmail, "client_id": "1", "token_uri": tokenURI,
 		})
 		if err != nil {
 			return nil, err
@@ -136,8 +140,8 @@ func writeCredentials(dir string) (*rsa.PublicKey, error) {
 	return accepted, nil
 }
 
-// authorized: no key configured, or the bearer token is a JWT signed by the accepted key,
-// issued to its service account and not expired.
+// authorized: no key configured, or the bearer token is an access token issued here and not
+// expired, or a signed JWT (`signedByKey`).
 func (s *server) authorized(r *http.Request) bool {
 	if s.publicKey == nil {
 		return true
@@ -146,6 +150,18 @@ func (s *server) authorized(r *http.Request) bool {
 	if !ok {
 		return false
 	}
+	s.mu.Lock()
+	expiry, issued := s.tokens[token]
+	s.mu.Unlock()
+	if issued {
+		return time.Now().Before(expiry)
+	}
+	return s.signedByKey(token)
+}
+
+// signedByKey: token is a JWT signed (RS256) by the accepted key, issued by its service
+// account and not expired.
+func (s *server) signedByKey(token string) bool {
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {
 		return false
@@ -172,6 +188,30 @@ func (s *server) authorized(r *http.Request) bool {
 	return claims.Iss == clientEmail && claims.Exp > time.Now().Unix()
 }
 
+// issueToken answers the JWT-bearer grant: an access token for an assertion signed by the
+// accepted key, 400 (invalid_grant) otherwise, as Google's token service does.
+func (s *server) issueToken(w http.ResponseWriter, r *http.Request) {
+	if r.ParseForm() != nil || r.PostForm.Get("grant_type") != "urn:ietf:params:oauth:grant-type:jwt-bearer" ||
+		s.publicKey == nil || !s.signedByKey(r.PostForm.Get("assertion")) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(`{"error":"invalid_grant","error_description":"Invalid JWT Signature."}`))
+		return
+	}
+	raw := make([]byte, 24)
+	if _, err := rand.Read(raw); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	token := "local." + base64.RawURLEncoding.EncodeToString(raw)
+	s.mu.Lock()
+	s.tokens[token] = time.Now().Add(time.Hour)
+	s.mu.Unlock()
+	body, _ := json.Marshal(map[string]any{"access_token": token, "expires_in": 3600, "token_type": "Bearer"})
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(body)
+}
+
 func (s *server) count(kind string) {
 	s.mu.Lock()
 	s.counts[kind]++
@@ -185,6 +225,10 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(body)
+		return
+	}
+	if r.URL.Path == "/token" && r.Method == http.MethodPost {
+		s.issueToken(w, r)
 		return
 	}
 	if !s.authorized(r) {

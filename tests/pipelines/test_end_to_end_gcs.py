@@ -21,8 +21,12 @@ import pytest
 from deltalake import DeltaTable
 from obstore.store import GCSStore
 
+from pipelines.capture import run_capture
 from pipelines.cli import main
+from pipelines.config import parse_pipeline
+from pipelines.gcs_spark import hadoop_gcs_conf
 from pipelines.local_gcs import LocalGCS
+from pipelines.silver_runner import run_silver
 from tests.pipelines.test_end_to_end import ACCOUNT_COLS, EVENT_COLS, SETUP, Workload, _same
 from tests.pipelines.test_end_to_end_s3 import _value
 from tests.support.gcs_pipeline import GCS_VARS, set_gcs_vars, with_gcs_storage
@@ -121,3 +125,47 @@ def test_an_unknown_service_account_key_fails_the_capture_without_printing_it(pg
     assert captured.err.startswith("error: ") and "lacked valid authentication credentials" in captured.err, \
         captured.err
     assert captured.err.count("\n") == 1 and "Traceback" not in captured.err, captured.err
+
+
+@pytest.mark.classic_spark  # the classic half of scripts/test.sh runs it; the Sail half leaves it out
+@pytest.mark.parametrize("engine", ["spark"], indirect=True)
+def test_classic_spark_silver_on_gcs_equals_the_source(pg_db, tmp_path, gcs_server, gcs_root, spark, monkeypatch):
+    """Classic Spark + Delta reads bronze and writes silver on the local GCS server through
+    Google's Hadoop connector (`hadoop_gcs_conf`: the key file, the endpoint), here set on the
+    test session's running context; the connector exchanges the service account's signed JWT for
+    an access token at the server's token endpoint, as at Google's."""
+    options = {"GOOGLE_SERVICE_ACCOUNT": str(gcs_server.key_file), "GOOGLE_BASE_URL": gcs_server.endpoint,
+               "GOOGLE_ALLOW_HTTP": "true"}
+    for key, value in options.items():
+        monkeypatch.setenv(key, value)
+    conf = {k.removeprefix("spark.hadoop."): v for k, v in hadoop_gcs_conf(options).items()}
+    conf["fs.gs.token.server.url"] = f"{gcs_server.endpoint}/token"
+    parts = dict(p.split("=", 1) for p in pg_db.split())
+    text = pipeline_text(gcs_root, pg_db, **{"slot.name": f"c_{parts['dbname'][-20:]}", "skipped.operations": "none"},
+                         capture={"commit_max_records": 300})
+    text += "silver:\n  - {table: accounts, source: pg.public.accounts}\n"
+    cfg = parse_pipeline(text, env={})
+    try:
+        for key, value in conf.items():
+            spark.conf.set(key, value)
+        with psycopg.connect(pg_db, autocommit=True) as conn:
+            conn.execute(SETUP)
+            work = Workload(conn, seed=20261131)
+            work.round(60)
+            run_capture(cfg, until_idle=True)
+            result = run_silver(root=gcs_root, engine=cfg.engine, tables=cfg.silver, options=cfg.silver_options,
+                                sources={"pg": "pg"}, once=True, spark=spark)
+            assert result.ok, [t.error for t in result.errors]
+            conn.execute("SET TIME ZONE 'UTC'")
+            expected = [tuple(_value(v) for v in r) for r in conn.execute(
+                f"SELECT {', '.join(ACCOUNT_COLS)} FROM accounts ORDER BY id").fetchall()]
+    finally:
+        for key in conf:
+            spark.conf.unset(key)
+    rows = DeltaTable(f"{gcs_root}/silver/accounts", storage_options=options).to_pyarrow_table(
+        columns=ACCOUNT_COLS).to_pylist()  # the key file, as the environment names it (not also the key itself)
+    got = sorted((tuple(_value(r[c]) for c in ACCOUNT_COLS) for r in rows), key=lambda r: r[0])
+    assert len(got) == len(expected) > 0
+    diffs = [(g[0], n, gv, ev) for g, e in zip(got, expected, strict=True)
+             for n, gv, ev in zip(ACCOUNT_COLS, g, e, strict=True) if not _same(gv, ev)]
+    assert diffs == [], diffs[:10]
