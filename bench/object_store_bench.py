@@ -1,11 +1,13 @@
-"""Capture into bronze on a local folder vs on a local S3 server (SeaweedFS) and a local Azure
-Blob server (Azurite), same data.
+"""Capture into bronze on a local folder vs on a local S3 server (SeaweedFS), a local Azure
+Blob server (Azurite) and a local GCS server, same data.
 
 Starts a private PostgreSQL (`pipelines.local_postgres.LocalPostgres`), a private S3 server
 (`pipelines.local_s3.LocalS3`: ``weed server`` on 127.0.0.1, its data on the local disk) and a
 private Azure server (`pipelines.local_azure.LocalAzure`: ``azurite-blob`` on 127.0.0.1, its data
-on the local disk) and, for each lakehouse root (``local``: a folder; ``s3``:
-``s3://lakehouse/<run>``; ``azure``: ``az://lakehouse/<run>``; ``--stores`` picks), measures:
+on the local disk), a private GCS server (`pipelines.local_gcs.LocalGCS`: fake-gcs-server's
+storage behind GCS's XML API, in memory, requests signed with a service-account key) and, for
+each lakehouse root (``local``: a folder; ``s3``: ``s3://lakehouse/<run>``; ``azure``:
+``az://lakehouse/<run>``; ``gcs``: ``gs://lakehouse/<run>``; ``--stores`` picks), measures:
 
 * ``snapshot``: a table of ``--rows-snapshot`` rows captured by one ``run_capture(until_idle=True)``
   (snapshot, then the stream up to the WAL position at the start);
@@ -20,12 +22,14 @@ A small warm-up run comes first and is not reported (imports, first connections)
 Reported per root and scenario: wall seconds of the capture run, rows per second, batches
 committed (one offsets row each; every batch is a Delta commit per bronze table touched plus
 one of the offsets table), and for an object store the requests the server counted during the
-run (SeaweedFS's metrics, Azurite's access log), by type and per batch. All roots run on the same
-machine, so the object-store numbers show the protocol's cost (more, smaller requests through
-HTTP and the server) rather than a network's. Prints a markdown table.
+run (SeaweedFS's metrics, Azurite's access log, the GCS server's counters), by type and per
+batch. All roots run on the same machine, so the object-store numbers show the protocol's cost
+(more, smaller requests through HTTP and the server) rather than a network's. Prints a markdown
+table.
 
     .venv/bin/python -m bench.object_store_bench --rows-snapshot 50000 --rows-stream 50000
     .venv/bin/python -m bench.object_store_bench --stores azure
+    .venv/bin/python -m bench.object_store_bench --stores gcs
 """
 
 from __future__ import annotations
@@ -40,12 +44,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
+import orjson
 import psycopg
 
 from bronze.schema import offsets_path
 from pipelines.capture import run_capture
 from pipelines.config import parse_pipeline
 from pipelines.local_azure import LocalAzure
+from pipelines.local_gcs import LocalGCS
 from pipelines.local_postgres import LocalPostgres
 from pipelines.local_s3 import LocalS3
 
@@ -81,7 +87,7 @@ class Result:
 
 def _pipeline(root: str, storage: dict[str, str], server: LocalPostgres, db: str, slot: str,
               max_records: int | None = None) -> str:
-    options = "".join(f'    {k}: "{v}"\n' for k, v in storage.items())
+    options = "".join(f"    {k}: {orjson.dumps(v).decode()}\n" for k, v in storage.items())  # JSON: YAML-safe
     lakehouse = f'lakehouse:\n  root: "{root}"\n' + (f"  storage_options:\n{options}" if storage else "")
     capture = f"    capture: {{commit_max_records: {max_records}}}\n" if max_records else ""
     return (f"pipeline: bench\n{lakehouse}sources:\n  - name: pg\n    connector: postgres\n"
@@ -192,19 +198,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-rows", type=int, default=1_000,
                         help="commit_max_records of the small-batches stream (requests per commit)")
     parser.add_argument("--repeat", type=int, default=1, help="runs per scenario and root; the fastest is reported")
-    parser.add_argument("--stores", default="s3,azure", help="object stores to compare with the local folder: "
-                        "s3, azure or both (comma-separated)")
+    parser.add_argument("--stores", default="s3,azure,gcs", help="object stores to compare with the local folder: "
+                        "any of s3, azure, gcs (comma-separated)")
     parser.add_argument("--workdir", type=Path, help="keep the servers' data and the lakehouse here")
     args = parser.parse_args(argv)
     stores = [s.strip() for s in args.stores.split(",") if s.strip()]
-    unknown = sorted(set(stores) - {"s3", "azure"})
+    unknown = sorted(set(stores) - {"s3", "azure", "gcs"})
     if unknown or not stores:
-        parser.error(f"--stores: unknown store {', '.join(unknown) or '(none given)'}; use s3, azure or both")
+        parser.error(f"--stores: unknown store {', '.join(unknown) or '(none given)'}; use any of s3, azure, gcs")
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="cdc-s3-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
     server = LocalPostgres(workdir / "pg").start()
     s3 = LocalS3(workdir / "s3").start() if "s3" in stores else None
     azure = LocalAzure(workdir / "azure").start() if "azure" in stores else None
+    gcs = LocalGCS(workdir / "gcs").start() if "gcs" in stores else None
     try:
         warm = argparse.Namespace(rows_snapshot=100, rows_stream=100, tx_rows=100, batch_rows=50, repeat=1)
         run_root("warmup", str(workdir / "warmup"), {}, None, server, warm)  # imports, first connections
@@ -214,8 +221,10 @@ def main(argv: list[str] | None = None) -> int:
             results += run_root("s3", s3.uri(run), s3.storage_options(), s3, server, args)
         if azure is not None:
             results += run_root("azure", azure.uri(run), azure.storage_options(), azure, server, args)
+        if gcs is not None:
+            results += run_root("gcs", gcs.uri(run), gcs.storage_options(), gcs, server, args)
     finally:
-        for store in (s3, azure):
+        for store in (s3, azure, gcs):
             if store is not None:
                 store.stop()
         server.stop("immediate")

@@ -11,7 +11,8 @@ DynamoDB locking provider (delta-rs 1.x ignores it, and writers relying on it, s
 Settings come from ``lakehouse.storage_options`` and, like delta-rs, from ``AWS_*``
 environment variables for the keys the options leave out.
 
-Sail reads S3 and Azure settings from ``AWS_*`` and ``AZURE_*`` environment variables only;
+Sail reads S3, Azure and GCS settings from ``AWS_*``, ``AZURE_*`` and ``GOOGLE_*`` environment
+variables only;
 `export_for_sail` sets those of the storage options (``${VAR}`` references already resolved)
 that are not set yet. Classic Spark reads S3 through Hadoop's S3A connector: `hadoop_s3a_conf`
 turns the same options into ``spark.hadoop.fs.s3a.*`` settings and maps ``s3://`` to S3A, so
@@ -100,12 +101,12 @@ def commit_safety_problems(root: str, options: Mapping[str, str], env: Mapping[s
     return problems
 
 
-SAIL_ENV_PREFIXES = ("AWS_", "AZURE_")
-"""The storage options Sail takes from its environment: S3's and Azure's (object_store's names)."""
+SAIL_ENV_PREFIXES = ("AWS_", "AZURE_", "GOOGLE_")
+"""The storage options Sail takes from its environment: S3's, Azure's and GCS's (object_store's names)."""
 
 
 def export_for_sail(options: Mapping[str, str], environ: MutableMapping[str, str] | None = None) -> list[str]:
-    """Set the ``AWS_*`` and ``AZURE_*`` storage options as environment variables for the embedded
+    """Set the ``AWS_*``, ``AZURE_*`` and ``GOOGLE_*`` storage options as environment variables for the embedded
     Sail engine, where not set already. Returns the variables' names (never their values)."""
     target = os.environ if environ is None else environ
     exported = []

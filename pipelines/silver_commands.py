@@ -9,6 +9,7 @@ from cdc_sources.spi import ConfigError, ConfigProblem
 from pipelines.azure_spark import classic_root_problem, hadoop_abfs_conf, is_azure
 from pipelines.capture import run_capture
 from pipelines.config import PipelineConfig
+from pipelines.gcs_spark import hadoop_gcs_conf, is_gcs
 from pipelines.metrics import CaptureMetrics
 from pipelines.object_store import export_for_sail, hadoop_s3a_conf, is_s3
 from pipelines.silver_runner import SilverRunResult, run_silver
@@ -20,8 +21,9 @@ Progress = Callable[[str], None]
 def build_silver(config: PipelineConfig, *, once: bool, progress: Progress | None = None,
                  stop: threading.Event | None = None) -> SilverRunResult:
     """Run the pipeline's silver tables (``once``: everything new, then return). On an S3 root
-    the engine gets the lakehouse's storage options: embedded Sail as ``AWS_*``/``AZURE_*`` environment
-    variables (`export_for_sail`), classic Spark as S3A or ABFS settings under its own ``engine.conf``."""
+    the engine gets the lakehouse's storage options: embedded Sail as ``AWS_*``/``AZURE_*``/``GOOGLE_*``
+    environment variables (`export_for_sail`), classic Spark as S3A, ABFS or GCS connector settings under
+    its own ``engine.conf``."""
     engine = config.engine
     if engine.kind == "sail":
         export_for_sail(config.lakehouse.storage_options)
@@ -34,6 +36,9 @@ def build_silver(config: PipelineConfig, *, once: bool, progress: Progress | Non
             raise ConfigError([problem])
         engine = engine.model_copy(update={"conf": {
             **hadoop_abfs_conf(config.lakehouse.root, config.lakehouse.storage_options), **engine.conf}})
+    elif engine.kind == "spark" and is_gcs(config.lakehouse.root):
+        engine = engine.model_copy(update={"conf": {**hadoop_gcs_conf(config.lakehouse.storage_options),
+                                                    **engine.conf}})
     return run_silver(
         root=config.lakehouse.root, engine=engine, tables=config.silver, options=config.silver_options,
         sources=config.topic_prefixes(), once=once, progress=progress,

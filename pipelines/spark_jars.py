@@ -42,7 +42,7 @@ def local_jar_dir() -> Path:
     override = os.environ.get(JARS_ENV)
     if override:
         return Path(override)
-    return _CHECKOUT / ".cache" / "spark-jars" / f"delta-{DELTA_VERSION}_spark-{SPARK_BINARY}_s3a_azure"
+    return _CHECKOUT / ".cache" / "spark-jars" / f"delta-{DELTA_VERSION}_spark-{SPARK_BINARY}_s3a_azure_gcs"
 
 
 def local_jars() -> list[str]:

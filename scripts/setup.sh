@@ -7,7 +7,9 @@
 #  2. .venv with cdc-lakehouse and its development extras (pins in constraints.txt);
 #  3. the Delta Lake jars for classic Spark (maven/pom.xml) in .cache/spark-jars, once;
 #  4. Azurite, the Azure Storage emulator the tests start (azurite/package-lock.json), in
-#     .cache/azurite, reinstalled only when the lock file changes.
+#     .cache/azurite, reinstalled only when the lock file changes;
+#  5. the tests' local GCS server (gcs-server/, Go, its modules pinned in go.sum), built into
+#     .cache/gcs-server, rebuilt only when its sources change.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -82,5 +84,21 @@ if ! cmp -s azurite/package-lock.json "$azurite/package-lock.json" || [ ! -f "$a
   fi
   rm -f "$npm_log"
   touch "$azurite/.complete"
+fi
+gcs=.cache/gcs-server
+gcs_stamp=$(cat gcs-server/go.mod gcs-server/go.sum gcs-server/*.go | sha256sum | cut -d' ' -f1)
+if [ ! -x "$gcs/cdc-fake-gcs" ] || [ "$(cat "$gcs/.complete" 2>/dev/null)" != "$gcs_stamp" ]; then
+  go=$(command -v go || echo /usr/local/go/bin/go)
+  [ -x "$go" ] || { echo "setup: Go is missing (1.26 or later); install it and run again" >&2; exit 1; }
+  echo "building the local GCS server into $gcs (gcs-server/)"
+  mkdir -p "$gcs"
+  go_log=$(mktemp)
+  if ! (cd gcs-server && GOFLAGS=-mod=readonly "$go" build -trimpath -o "../$gcs/cdc-fake-gcs" .) >"$go_log" 2>&1; then
+    cat "$go_log" >&2
+    echo "setup: building the local GCS server failed (Go output above)" >&2
+    exit 1
+  fi
+  rm -f "$go_log"
+  echo "$gcs_stamp" > "$gcs/.complete"
 fi
 echo "installed: $(.venv/bin/cdc-lakehouse --help | head -1)"

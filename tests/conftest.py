@@ -22,6 +22,7 @@ from pyspark.sql import SparkSession
 
 from pipelines.engine import EngineSpec, create_session, stop_session
 from pipelines.local_azure import LocalAzure
+from pipelines.local_gcs import LocalGCS
 from pipelines.local_mariadb import LocalMariaDB
 from pipelines.local_postgres import LocalPostgres, embedded_bindir
 from pipelines.local_s3 import LocalS3
@@ -259,3 +260,23 @@ def azure_root(azure_server: LocalAzure, request: pytest.FixtureRequest) -> str:
     """A lakehouse root of its own for this test in the local Azure server's container."""
     name = "".join(c if c.isalnum() else "-" for c in request.node.name)[:80]
     return azure_server.uri(f"{name}-{os.getpid()}-{time.monotonic_ns()}")
+
+
+@pytest.fixture(scope="session")
+def gcs_server() -> Iterator[LocalGCS]:
+    """A private Google Cloud Storage server (fake-gcs-server's storage behind GCS's XML API) with
+    one bucket and one service account, for the whole test session."""
+    base = Path(tempfile.mkdtemp(prefix="cdc-gcs-"))
+    server = LocalGCS(base).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def gcs_root(gcs_server: LocalGCS, request: pytest.FixtureRequest) -> str:
+    """A lakehouse root of its own for this test in the local GCS server's bucket."""
+    name = "".join(c if c.isalnum() else "-" for c in request.node.name)[:80]
+    return gcs_server.uri(f"{name}-{os.getpid()}-{time.monotonic_ns()}")
