@@ -29,16 +29,10 @@ from pipelines.local_gcs import LocalGCS
 from pipelines.silver_runner import run_silver
 from tests.pipelines.test_end_to_end import ACCOUNT_COLS, EVENT_COLS, SETUP, Workload, _same
 from tests.pipelines.test_end_to_end_s3 import _value
-from tests.support.gcs_pipeline import GCS_VARS, set_gcs_vars, with_gcs_storage
+from tests.support.gcs_pipeline import GCS_VARS, private_key, set_gcs_vars, with_gcs_storage
 from tests.support.pipeline_yaml import pipeline_text
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.spark]
-
-
-def private_key(key_file_text: str) -> str:
-    """The base64 body of a service-account key file's private key (what must never be printed)."""
-    pem = json.loads(key_file_text)["private_key"]
-    return "".join(line for line in pem.splitlines() if "-----" not in line)[40:120]
 
 
 def _silver(server: LocalGCS, root: str, table: str, cols: list[str]) -> list[tuple[Any, ...]]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from pipelines.local_gcs import LocalGCS
@@ -29,3 +31,9 @@ def set_gcs_vars(server: LocalGCS, monkeypatch: pytest.MonkeyPatch) -> None:
     for key in options:  # set first, so that the end of the test also removes what the code under test exports
         monkeypatch.setenv(key, "")
         monkeypatch.delenv(key)
+
+
+def private_key(key_file_text: str) -> str:
+    """The base64 body of a service-account key file's private key (what must never be printed)."""
+    pem = json.loads(key_file_text)["private_key"]
+    return "".join(line for line in pem.splitlines() if "-----" not in line)[40:120]

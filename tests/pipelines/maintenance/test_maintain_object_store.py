@@ -1,4 +1,4 @@
-"""``maintain`` on a lakehouse in an object store (the tests' S3 and Azure servers): compaction of
+"""``maintain`` on a lakehouse in an object store (the tests' S3, Azure and GCS servers): compaction of
 bronze a real PostgreSQL capture wrote in many small commits keeps the same rows in fewer files,
 and capture resumes after it without a second snapshot or a reused ``seq``.
 
@@ -16,6 +16,7 @@ from deltalake import DeltaTable
 from pipelines.cli import main
 from tests.pipelines.exactly_once_support import create_schema, pipeline_yaml
 from tests.support.azure_pipeline import set_azure_vars, with_azure_storage
+from tests.support.gcs_pipeline import private_key, set_gcs_vars, with_gcs_storage
 from tests.support.s3_pipeline import set_s3_vars, with_storage
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
@@ -32,12 +33,17 @@ class Store:
     """Pipeline text with its lakehouse moved to ``root``, the credentials as ``${VAR}`` options."""
 
 
-@pytest.fixture(params=["s3", "azure"])
+@pytest.fixture(params=["s3", "azure", "gcs"])
 def store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Store:
     if request.param == "s3":
         s3, root = request.getfixturevalue("s3_server"), request.getfixturevalue("s3_root")
         set_s3_vars(s3, monkeypatch)
         return Store(root, s3.storage_options(), s3.secret_access_key, lambda text: with_storage(text, root))
+    if request.param == "gcs":
+        gcs, root = request.getfixturevalue("gcs_server"), request.getfixturevalue("gcs_root")
+        set_gcs_vars(gcs, monkeypatch)
+        return Store(root, gcs.storage_options(), private_key(gcs.service_account_key),
+                     lambda text: with_gcs_storage(text, root))
     azure, root = request.getfixturevalue("azure_server"), request.getfixturevalue("azure_root")
     set_azure_vars(azure, monkeypatch)
     return Store(root, azure.storage_options(), azure.account_key, lambda text: with_azure_storage(text, root))
