@@ -41,6 +41,10 @@ log = logging.getLogger(__name__)
 RUN_SIZE = 512
 """Records handed to the coordinator in one list."""
 
+INSERT_BLOCKS = True
+"""Whether the rows of a write event go to the coordinator as one `ChangeBlock` (`stream_blocks`)
+when no transaction metadata is asked for; False: one `ChangeRecord` per row."""
+
 _SENTINEL = -7_777_777_777
 """A number no real row index or position takes: where templates are cut."""
 
@@ -121,13 +125,18 @@ class EventContext:
             number = self._file_number = file_number(self.file)
         return (number, self.event_pos, row, k)
 
-    def position_text(self, row: int) -> str:
-        """``dumps(self.offset(row=row))`` for ``row`` >= 1, from a template made once per event."""
+    def position_parts(self) -> tuple[str, str]:
+        """``dumps(self.offset(row=row))`` before and after ``row`` (>= 1), made once per event."""
         parts = self._position_parts
         if parts is None:
             head, _, tail = dumps(self.offset(row=_SENTINEL)).partition(str(_SENTINEL))
             parts = self._position_parts = (head, tail)
-        return f"{parts[0]}{row}{parts[1]}"
+        return parts
+
+    def position_text(self, row: int) -> str:
+        """``dumps(self.offset(row=row))`` for ``row`` >= 1, from a template made once per event."""
+        head, tail = self.position_parts()
+        return f"{head}{row}{tail}"
 
     def offset(self, *, row: int, server_id: int | None = None) -> dict[str, Any]:
         """Debezium's offset after the ``row``-th row (1-based) of the current event."""
@@ -429,8 +438,12 @@ class MySqlStreamReader:
 
     def _on_write(self, event: Any, start: int) -> None:
         codec, rows = self._rows_of(event)
-        if codec is not None and "c" not in self.settings.skipped:
+        if codec is not None and "c" not in self.settings.skipped and rows:
             ctx = self._context(event, start)
+            if self._tracker is None and INSERT_BLOCKS:  # no per-row transaction blocks: one block
+                self._insert_block(codec, ctx, rows)
+                self._count_event()
+                return
             for i, row in enumerate(rows):
                 if row is None:
                     continue
@@ -481,8 +494,21 @@ class MySqlStreamReader:
         if "c" not in self.settings.skipped:
             self._record(codec, ctx, i, 2, "c", None, after, new_key, {HEADER_OLD_KEY: old_key_text})
 
-    def _source_text(self, codec: TableCodec, ctx: EventContext, row: int) -> str:
-        """The ``source`` block JSON; everything but ``row`` is made once per event."""
+    def _insert_block(self, codec: TableCodec, ctx: EventContext, rows: list[Any]) -> None:
+        """The event's rows as one block of ``c`` records (`stream_blocks`)."""
+        from cdc_sources.mysql.stream_blocks import EventTemplates, insert_block
+
+        templates = EventTemplates(self._source_parts(codec, ctx), ctx.position_parts(),
+                                   (ctx.order(0)[0], ctx.event_pos), self.settings.headers)
+        block = insert_block(codec, rows, templates)
+        if block is not None:
+            if self._tx is not None:
+                self._tx.emitted = True
+            self._flush_run()
+            self._out.append(block)
+
+    def _source_parts(self, codec: TableCodec, ctx: EventContext) -> tuple[str, str]:
+        """The ``source`` block JSON before and after the row index, made once per event."""
         parts = ctx.source_parts  # a rows event is of one table: one template per event
         if parts is None:
             block = self.source.block(db=codec.table.id.database, table=codec.table.id.table, ts_ms=ctx.ts_ms,
@@ -490,7 +516,12 @@ class MySqlStreamReader:
                                       pos=ctx.event_pos, row=_SENTINEL, thread=ctx.thread, query=ctx.query)
             head, _, tail = dumps(block).partition(str(_SENTINEL))
             parts = ctx.source_parts = (head, tail)
-        return f"{parts[0]}{row}{parts[1]}"
+        return parts
+
+    def _source_text(self, codec: TableCodec, ctx: EventContext, row: int) -> str:
+        """The ``source`` block JSON; everything but ``row`` is made once per event."""
+        head, tail = self._source_parts(codec, ctx)
+        return f"{head}{row}{tail}"
 
     def _record(self, codec: TableCodec, ctx: EventContext, row: int, k: int, op: str, before: Any, after: Any,
                 key: Any, extra_headers: Mapping[str, str] | None = None) -> None:
