@@ -34,7 +34,15 @@ from cdc_sources.mysql.offset import MySqlOffset
 from cdc_sources.mysql.offset import binlog_file_number as file_number
 from cdc_sources.mysql.rows import decode_rows
 from cdc_sources.mysql.transactions import TransactionTracker, transaction_id
-from cdc_sources.spi import HEADER_NEW_KEY, HEADER_OLD_KEY, ChangeRecord, Checkpoint, SchemaVersion, StreamItem
+from cdc_sources.spi import (
+    HEADER_NEW_KEY,
+    HEADER_OLD_KEY,
+    ChangeBlock,
+    ChangeRecord,
+    Checkpoint,
+    SchemaVersion,
+    StreamItem,
+)
 
 log = logging.getLogger(__name__)
 
@@ -42,8 +50,12 @@ RUN_SIZE = 512
 """Records handed to the coordinator in one list."""
 
 INSERT_BLOCKS = True
-"""Whether the rows of a write event go to the coordinator as one `ChangeBlock` (`stream_blocks`)
+"""Whether the rows of write events go to the coordinator as `ChangeBlock`s (`stream_blocks`)
 when no transaction metadata is asked for; False: one `ChangeRecord` per row."""
+
+BLOCK_ROWS = 8192
+"""Rows of consecutive write events of one table version joined into one block, at most (each
+block costs the bronze writer a fixed amount of work, a write event holds about 8 KiB of rows)."""
 
 _SENTINEL = -7_777_777_777
 """A number no real row index or position takes: where templates are cut."""
@@ -209,6 +221,8 @@ class MySqlStreamReader:
     busy: Callable[[], bool] = field(default=lambda: False)
     _out: list[StreamItem] = field(default_factory=list, init=False)
     _run: list[ChangeRecord] = field(default_factory=list, init=False)
+    _blocks: list[ChangeBlock] = field(default_factory=list, init=False)
+    _block_rows: int = field(default=0, init=False)
     _tx: _Tx | None = field(default=None, init=False)
     _last: tuple[int, int] = field(default=(0, 0), init=False)
     _file: str = field(default="", init=False)
@@ -315,14 +329,25 @@ class MySqlStreamReader:
         yield from out
 
     def _emit(self, record: ChangeRecord) -> None:
+        if self._blocks:
+            self._flush_blocks()
         self._run.append(record)
         if len(self._run) >= RUN_SIZE:
             self._flush_run()
 
     def _flush_run(self) -> None:
+        """Hand over the records (or blocks: only one of the two is ever pending) not yet handed over."""
         if self._run:
             self._out.append(self._run)
             self._run = []
+        if self._blocks:
+            self._flush_blocks()
+
+    def _flush_blocks(self) -> None:
+        from cdc_sources.mysql.stream_blocks import joined
+
+        self._out.append(joined(self._blocks))
+        self._blocks, self._block_rows = [], 0
 
     def _idle_offset(self, pos: int) -> MySqlOffset:
         return MySqlOffset(self._file, pos, self.gtids.text() or None)
@@ -496,16 +521,21 @@ class MySqlStreamReader:
 
     def _insert_block(self, codec: TableCodec, ctx: EventContext, rows: list[Any]) -> None:
         """The event's rows as one block of ``c`` records (`stream_blocks`)."""
-        from cdc_sources.mysql.stream_blocks import EventTemplates, insert_block
+        from cdc_sources.mysql.stream_blocks import EventTemplates, extends, insert_block
 
         templates = EventTemplates(self._source_parts(codec, ctx), ctx.position_parts(),
                                    (ctx.order(0)[0], ctx.event_pos), self.settings.headers)
         block = insert_block(codec, rows, templates)
-        if block is not None:
-            if self._tx is not None:
-                self._tx.emitted = True
+        if block is None:
+            return
+        if self._tx is not None:
+            self._tx.emitted = True
+        if self._run or (self._blocks and not extends(self._blocks[-1], block)):
             self._flush_run()
-            self._out.append(block)
+        self._blocks.append(block)
+        self._block_rows += len(block)
+        if self._block_rows >= BLOCK_ROWS:
+            self._flush_blocks()
 
     def _source_parts(self, codec: TableCodec, ctx: EventContext) -> tuple[str, str]:
         """The ``source`` block JSON before and after the row index, made once per event."""

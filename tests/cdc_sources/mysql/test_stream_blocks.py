@@ -3,7 +3,8 @@
 Two pipelines stream the same binlog from the same point (each snapshots the empty tables
 first): one as the connector runs (every write event becomes one `ChangeBlock`), one with the
 block path switched off (`stream.INSERT_BLOCKS`: one record per row, the path the conformance
-suite compares with Debezium). Their bronze tables must hold the same records, byte for byte
+suite compares with Debezium). Blocks of consecutive events are joined up to a small limit here,
+so that joins are cut. Their bronze tables must hold the same records, byte for byte
 (processing-time ``ts_*`` aside), and end at the same order key.
 """
 
@@ -135,11 +136,23 @@ def test_write_events_as_blocks_equal_the_row_by_row_rendering(mariadb_db, tmp_p
         rendered.append(0 if block is None else len(block))
         return block
 
+    handed: list[int] = []
+    real_joined = stream_blocks.joined
+
+    def joining(blocks: Any) -> Any:
+        block = real_joined(blocks)
+        handed.append(len(block))
+        return block
+
     with monkeypatch.context() as m:
         m.setattr(stream_blocks, "insert_block", counting)
+        m.setattr(stream_blocks, "joined", joining)
+        m.setattr(stream, "BLOCK_ROWS", 300)
         run_capture(pipeline(blocks, mariadb_db, 5501, options), until_idle=True)
-    # write events of every table went through blocks, a large insert as several of them
-    assert sum(rendered) == 764 + 2 + 40 + 30 + 4 and len(rendered) > 15 and max(rendered) > 50
+    # write events of every table went through blocks, a large insert as several of them, and
+    # consecutive ones were joined up to the limit
+    assert sum(rendered) == sum(handed) == 764 + 2 + 40 + 30 + 4 and len(rendered) > 15 and max(rendered) > 50
+    assert len(handed) < len(rendered) and 300 <= max(handed) < 300 + max(rendered)
 
     with monkeypatch.context() as m:
         m.setattr(stream, "INSERT_BLOCKS", False)
