@@ -50,8 +50,8 @@ RUN_SIZE = 512
 """Records handed to the coordinator in one list."""
 
 INSERT_BLOCKS = True
-"""Whether the rows of write events go to the coordinator as `ChangeBlock`s (`stream_blocks`)
-when no transaction metadata is asked for; False: one `ChangeRecord` per row."""
+"""Whether the rows of write and update events go to the coordinator as `ChangeBlock`s
+(`stream_blocks`) when no transaction metadata is asked for; False: one `ChangeRecord` per row."""
 
 BLOCK_ROWS = 8192
 """Rows of consecutive write events of one table version joined into one block, at most (each
@@ -465,7 +465,7 @@ class MySqlStreamReader:
         codec, rows = self._rows_of(event)
         if codec is not None and "c" not in self.settings.skipped and rows:
             ctx = self._context(event, start)
-            if self._tracker is None and INSERT_BLOCKS:  # no per-row transaction blocks: one block
+            if self._blocks_wanted():
                 self._insert_block(codec, ctx, rows)
                 self._count_event()
                 return
@@ -492,8 +492,11 @@ class MySqlStreamReader:
 
     def _on_update(self, event: Any, start: int) -> None:
         codec, rows = self._rows_of(event)
-        if codec is not None:
+        if codec is not None and rows:
             ctx = self._context(event, start)
+            if "u" not in self.settings.skipped and self._blocks_wanted() and self._update_block(codec, ctx, rows):
+                self._count_event()
+                return
             for i, row in enumerate(rows):
                 if row is None:
                     continue
@@ -519,13 +522,37 @@ class MySqlStreamReader:
         if "c" not in self.settings.skipped:
             self._record(codec, ctx, i, 2, "c", None, after, new_key, {HEADER_OLD_KEY: old_key_text})
 
+    def _blocks_wanted(self) -> bool:
+        """Whether rows events go out as blocks: no per-row transaction blocks are asked for."""
+        return self._tracker is None and INSERT_BLOCKS
+
     def _insert_block(self, codec: TableCodec, ctx: EventContext, rows: list[Any]) -> None:
         """The event's rows as one block of ``c`` records (`stream_blocks`)."""
-        from cdc_sources.mysql.stream_blocks import EventTemplates, extends, insert_block
+        from cdc_sources.mysql.stream_blocks import insert_block
 
-        templates = EventTemplates(self._source_parts(codec, ctx), ctx.position_parts(),
-                                   (ctx.order(0)[0], ctx.event_pos), self.settings.headers)
-        block = insert_block(codec, rows, templates)
+        self._add_block(insert_block(codec, rows, self._templates(codec, ctx)))
+
+    def _update_block(self, codec: TableCodec, ctx: EventContext, rows: list[Any]) -> bool:
+        """The event's rows as one block of ``u`` records; False (nothing emitted) if a row's key changes."""
+        from cdc_sources.mysql.stream_blocks import KeyChangedError, update_block
+
+        try:
+            block = update_block(codec, rows, self._templates(codec, ctx), skip_unchanged=self.settings.skip_unchanged)
+        except KeyChangedError:
+            return False
+        self._add_block(block)
+        return True
+
+    def _templates(self, codec: TableCodec, ctx: EventContext) -> Any:
+        from cdc_sources.mysql.stream_blocks import EventTemplates
+
+        return EventTemplates(self._source_parts(codec, ctx), ctx.position_parts(),
+                              (ctx.order(0)[0], ctx.event_pos), self.settings.headers)
+
+    def _add_block(self, block: ChangeBlock | None) -> None:
+        """Hand ``block`` over after what is pending, joined to the blocks before it if it `extends` them."""
+        from cdc_sources.mysql.stream_blocks import extends
+
         if block is None:
             return
         if self._tx is not None:

@@ -1,11 +1,13 @@
-"""The rows of one binlog write event as one `ChangeBlock` of ``c`` records.
+"""The rows of one binlog write (or update) event as one `ChangeBlock` of ``c`` (``u``) records.
 
-A write event holds the rows of one table, inserted by one statement; they share everything
+A rows event holds the rows of one table, changed by one statement; they share everything
 but their values and row index. Handing them to the bronze writer one `ChangeRecord` each costs
 an object per row and, downstream, a pass per column over those objects (buffer sizes, event
-counts, the Arrow columns). `insert_block` renders each row's key and value JSON as the
+counts, the Arrow columns). `insert_block` and `update_block` render each row's key and value JSON as the
 row-at-a-time path does (same structs, same envelope, ``source`` block and position templates)
-and returns them as Arrow columns at once, with the records' order keys.
+and return them as Arrow columns at once, with the records' order keys. An update that changes
+a row's key is a delete, a tombstone and a create: such events stay row by row, as do deletes
+(a delete and its tombstone alternate, two ops in one run).
 
 The result is, row for row, the records `stream.MySqlStreamReader` would have emitted one by one
 (``tests/cdc_sources/mysql/test_stream_blocks.py`` compares them), except the envelope's
@@ -81,14 +83,8 @@ def insert_block(codec: TableCodec, rows: Sequence[Mapping[str, Any] | None],
     """The ``c`` records of a write event's ``rows`` (None: a row emitted before a restart,
     skipped; its index still counts), or None when every row is skipped."""
     row_struct, key_struct = codec.row_struct, codec.key_struct
-    source_tail = templates.source[1] + ',"transaction":null,"op":"c"' + processing_time()
-    source_head = ',"source":' + templates.source[0]
-    position_head, position_tail = templates.position
-    number, event_pos = templates.order_prefix
-    keys: list[str] = []
-    values: list[str] = []
-    positions: list[str] = []
-    order_keys: list[tuple[int, int, int, int]] = []
+    out = _Columns(templates, "c")
+    add = out.add
     for i, row in enumerate(rows):
         if row is None:
             continue
@@ -97,14 +93,73 @@ def insert_block(codec: TableCodec, rows: Sequence[Mapping[str, Any] | None],
         if nulls:
             restore_empty_sets(image, nulls)
         after = dumps(row_struct(image))
+        add(i, None if key_struct is None else dumps(key_struct(image)), "null", after)
+    return out.block(codec, templates)
+
+
+class KeyChangedError(Exception):
+    """An update event changes a row's key (a delete and a create in Debezium's terms): render
+    the event row by row."""
+
+
+def update_block(codec: TableCodec, rows: Sequence[Mapping[str, Any] | None], templates: EventTemplates, *,
+                 skip_unchanged: bool) -> ChangeBlock | None:
+    """The ``u`` records of an update event's ``rows`` (None: skipped, as for `insert_block`),
+    leaving out rows whose value did not change when ``skip_unchanged``; None when no row is left.
+
+    Raises:
+        KeyChangedError: a row's key changes; nothing was emitted.
+    """
+    row_struct, key_struct = codec.row_struct, codec.key_struct
+    out = _Columns(templates, "u")
+    for i, row in enumerate(rows):
+        if row is None:
+            continue
+        old, new = row["before_values"], row["after_values"]
+        if row["before_none_sources"]:
+            restore_empty_sets(old, row["before_none_sources"])
+        if row["after_none_sources"]:
+            restore_empty_sets(new, row["after_none_sources"])
+        before, after = row_struct(old), row_struct(new)
+        key = None
         if key_struct is not None:
-            keys.append(dumps(key_struct(image)))
-        values.append(f'{{"before":null,"after":{after}{source_head}{i}{source_tail}')
-        positions.append(f"{position_head}{i + 1}{position_tail}")
-        order_keys.append((number, event_pos, i, 0))
-    if not values:
-        return None
-    return ChangeBlock(codec.topic, pa.array(keys, pa.large_string()) if key_struct is not None else None,
-                       pa.array(values, pa.large_string()), "c", pa.array(positions, pa.string()),
-                       templates.order_prefix, order_keys[0][2], codec.schema_id, templates.headers,
-                       order_keys=order_keys)
+            key = key_struct(new)
+            if key_struct(old) != key:
+                raise KeyChangedError
+        if skip_unchanged and before == after:
+            continue
+        out.add(i, None if key is None else dumps(key), dumps(before), dumps(after))
+    return out.block(codec, templates)
+
+
+class _Columns:
+    """The per-row texts of a block being rendered."""
+
+    __slots__ = ("event_pos", "keys", "number", "op", "order_keys", "position", "positions", "source", "values")
+
+    def __init__(self, templates: EventTemplates, op: str) -> None:
+        self.op = op
+        self.number, self.event_pos = templates.order_prefix
+        self.source = (',"source":' + templates.source[0],
+                       templates.source[1] + f',"transaction":null,"op":"{op}"' + processing_time())
+        self.position = templates.position
+        self.keys: list[str | None] = []
+        self.values: list[str] = []
+        self.positions: list[str] = []
+        self.order_keys: list[tuple[int, ...]] = []
+
+    def add(self, i: int, key: str | None, before: str, after: str) -> None:
+        """Row ``i`` of the event, its key JSON (None: keyless) and its structs' JSON."""
+        self.keys.append(key)
+        self.values.append(f'{{"before":{before},"after":{after}{self.source[0]}{i}{self.source[1]}')
+        self.positions.append(f"{self.position[0]}{i + 1}{self.position[1]}")
+        self.order_keys.append((self.number, self.event_pos, i, 0))
+
+    def block(self, codec: TableCodec, templates: EventTemplates) -> ChangeBlock | None:
+        if not self.values:
+            return None
+        order_keys = self.order_keys
+        keys = None if codec.key_struct is None else pa.array(self.keys, pa.large_string())
+        return ChangeBlock(codec.topic, keys, pa.array(self.values, pa.large_string()), self.op,
+                           pa.array(self.positions, pa.string()), templates.order_prefix, order_keys[0][2],
+                           codec.schema_id, templates.headers, order_keys=order_keys)

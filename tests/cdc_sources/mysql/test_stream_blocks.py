@@ -1,4 +1,4 @@
-"""The rows of binlog write events rendered as blocks equal the row-by-row rendering.
+"""The rows of binlog write and update events rendered as blocks equal the row-by-row rendering.
 
 Two pipelines stream the same binlog from the same point (each snapshots the empty tables
 first): one as the connector runs (every write event becomes one `ChangeBlock`), one with the
@@ -66,6 +66,12 @@ WORKLOAD = [
      "INSERT INTO nokey SELECT seq, CONCAT('b', seq) FROM seq_1_to_30"],
     *[[f"INSERT INTO masked VALUES ({i}, NULL, 'single', NULL)"] for i in range(100, 104)],
     ["DELETE FROM nokey WHERE a < 5", "UPDATE masked SET plain = 'u' WHERE id < 5", generated(761, 770)],
+    # updates: of many rows (several events), of a keyless table, of a column some runs exclude
+    # (unchanged rows then), of keys (row by row), between inserts
+    ["UPDATE kinds SET vc = CONCAT(vc, '+'), st = '' WHERE id BETWEEN 20 AND 600",
+     "UPDATE nokey SET b = CONCAT(b, '!') WHERE a > 20", "UPDATE kinds SET ti = ti + 1 WHERE id BETWEEN 100 AND 150",
+     "UPDATE kinds SET id = id + 10000 WHERE id BETWEEN 13 AND 15", generated(771, 780),
+     "UPDATE kinds SET de = de + 1 WHERE id BETWEEN 771 AND 780"],
 ]
 
 
@@ -116,7 +122,7 @@ def last_order_keys(root: str, topics: list[str]) -> dict[str, tuple[int, ...]]:
      "tombstones.on.delete": "false", "bigint.unsigned.handling.mode": "precise",
      "column.mask.with.5.chars": "{db}.masked.secret", "column.truncate.to.3.chars": "{db}.masked.plain",
      "message.key.columns": "{db}.masked:code", "column.propagate.source.type": "{db}.kinds.de",
-     "include.query": "true"},
+     "include.query": "true", "column.exclude.list": "{db}.kinds.ti", "skip.messages.without.change": "true"},
 ], ids=["defaults", "modes_transforms_query"])
 def test_write_events_as_blocks_equal_the_row_by_row_rendering(mariadb_db, tmp_path, monkeypatch, options):
     name = mariadb_db["database"]
@@ -129,11 +135,17 @@ def test_write_events_as_blocks_equal_the_row_by_row_rendering(mariadb_db, tmp_p
         execute(mariadb_db, transaction)
 
     rendered: list[int] = []
-    real = stream_blocks.insert_block
+    updated: list[int] = []
+    real, real_update = stream_blocks.insert_block, stream_blocks.update_block
 
     def counting(*args: Any) -> Any:
         block = real(*args)
         rendered.append(0 if block is None else len(block))
+        return block
+
+    def counting_updates(*args: Any, **kwargs: Any) -> Any:
+        block = real_update(*args, **kwargs)
+        updated.append(0 if block is None else len(block))
         return block
 
     handed: list[int] = []
@@ -146,17 +158,23 @@ def test_write_events_as_blocks_equal_the_row_by_row_rendering(mariadb_db, tmp_p
 
     with monkeypatch.context() as m:
         m.setattr(stream_blocks, "insert_block", counting)
+        m.setattr(stream_blocks, "update_block", counting_updates)
         m.setattr(stream_blocks, "joined", joining)
         m.setattr(stream, "BLOCK_ROWS", 300)
         run_capture(pipeline(blocks, mariadb_db, 5501, options), until_idle=True)
     # write events of every table went through blocks, a large insert as several of them, and
     # consecutive ones were joined up to the limit
-    assert sum(rendered) == sum(handed) == 764 + 2 + 40 + 30 + 4 and len(rendered) > 15 and max(rendered) > 50
-    assert len(handed) < len(rendered) and 300 <= max(handed) < 300 + max(rendered)
+    assert sum(rendered) == 764 + 10 + 2 + 40 + 30 + 4 and len(rendered) > 15 and max(rendered) > 50
+    # updates (the key changes aside) too; unchanged rows left out where asked
+    skipped = 51 if "skip.messages.without.change" in options else 0
+    assert sum(updated) == 1 + 4 + 581 + 10 + 10 + 51 - skipped and len(updated) > 5
+    assert sum(handed) == sum(rendered) + sum(updated)
+    assert len(handed) < len(rendered) + len(updated) and 300 <= max(handed) < 300 + max(rendered + updated)
 
     with monkeypatch.context() as m:
         m.setattr(stream, "INSERT_BLOCKS", False)
         m.setattr(stream_blocks, "insert_block", None)  # would fail if called
+        m.setattr(stream_blocks, "update_block", None)
         run_capture(pipeline(per_row, mariadb_db, 5502, options), until_idle=True)
 
     topics = [f"my.{name}.{t}" for t in TABLES]
