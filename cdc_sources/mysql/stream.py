@@ -480,6 +480,10 @@ class MySqlStreamReader:
         codec, rows = self._rows_of(event)
         if codec is not None and "d" not in self.settings.skipped:
             ctx = self._context(event, start)
+            if self._blocks_wanted() and rows:
+                self._delete_records(codec, ctx, rows)
+                self._count_event()
+                return
             for i, row in enumerate(rows):
                 if row is None:
                     continue
@@ -542,6 +546,21 @@ class MySqlStreamReader:
             return False
         self._add_block(block)
         return True
+
+    def _delete_records(self, codec: TableCodec, ctx: EventContext, rows: list[Any]) -> None:
+        """The event's rows as delete records (and tombstones), made from the event's templates."""
+        from cdc_sources.mysql.stream_blocks import delete_records
+
+        records = delete_records(codec, rows, self._templates(codec, ctx), tombstones=self.settings.tombstones)
+        if not records:
+            return
+        if self._tx is not None:
+            self._tx.emitted = True
+        if self._blocks:
+            self._flush_blocks()
+        self._run.extend(records)
+        if len(self._run) >= RUN_SIZE:
+            self._flush_run()
 
     def _templates(self, codec: TableCodec, ctx: EventContext) -> Any:
         from cdc_sources.mysql.stream_blocks import EventTemplates

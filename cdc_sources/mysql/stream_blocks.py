@@ -6,8 +6,9 @@ an object per row and, downstream, a pass per column over those objects (buffer 
 counts, the Arrow columns). `insert_block` and `update_block` render each row's key and value JSON as the
 row-at-a-time path does (same structs, same envelope, ``source`` block and position templates)
 and return them as Arrow columns at once, with the records' order keys. An update that changes
-a row's key is a delete, a tombstone and a create: such events stay row by row, as do deletes
-(a delete and its tombstone alternate, two ops in one run).
+a row's key is a delete, a tombstone and a create: such events stay row by row. Deletes (a
+delete and its tombstone alternate: two ops in one run) are records, made by `delete_records`
+with the same templates.
 
 The result is, row for row, the records `stream.MySqlStreamReader` would have emitted one by one
 (``tests/cdc_sources/mysql/test_stream_blocks.py`` compares them), except the envelope's
@@ -29,7 +30,7 @@ import pyarrow as pa
 from cdc_sources.common.envelope import dumps
 from cdc_sources.mysql.codec import TableCodec
 from cdc_sources.mysql.converters.binlog_rows import restore_empty_sets
-from cdc_sources.spi import ChangeBlock
+from cdc_sources.spi import ChangeBlock, ChangeRecord
 
 
 def extends(block: ChangeBlock, following: ChangeBlock) -> bool:
@@ -95,6 +96,35 @@ def insert_block(codec: TableCodec, rows: Sequence[Mapping[str, Any] | None],
         after = dumps(row_struct(image))
         add(i, None if key_struct is None else dumps(key_struct(image)), "null", after)
     return out.block(codec, templates)
+
+
+def delete_records(codec: TableCodec, rows: Sequence[Mapping[str, Any] | None], templates: EventTemplates, *,
+                   tombstones: bool) -> list[ChangeRecord]:
+    """The ``d`` records of a delete event's ``rows`` (None: skipped, as for `insert_block`), each
+    followed by its tombstone when ``tombstones``: two ops alternate, so records, not a block, but
+    made with the event's templates as the blocks are."""
+    row_struct, key_struct = codec.row_struct, codec.key_struct
+    out = _Columns(templates, "d")
+    source_head, source_tail = out.source
+    position_head, position_tail = out.position
+    number, event_pos = out.number, out.event_pos
+    topic, schema_id, headers = codec.topic, codec.schema_id, templates.headers
+    records: list[ChangeRecord] = []
+    append = records.append
+    for i, row in enumerate(rows):
+        if row is None:
+            continue
+        image = row["values"]
+        nulls = row["none_sources"]
+        if nulls:
+            restore_empty_sets(image, nulls)
+        key = None if key_struct is None else dumps(key_struct(image))
+        value = f'{{"before":{dumps(row_struct(image))},"after":null{source_head}{i}{source_tail}'
+        position = f"{position_head}{i + 1}{position_tail}"
+        append(ChangeRecord(topic, key, value, "d", position, (number, event_pos, i, 0), schema_id, headers))
+        if tombstones:
+            append(ChangeRecord(topic, key, None, None, position, (number, event_pos, i, 1), schema_id, headers))
+    return records
 
 
 class KeyChangedError(Exception):

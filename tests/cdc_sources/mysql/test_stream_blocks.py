@@ -1,4 +1,5 @@
-"""The rows of binlog write and update events rendered as blocks equal the row-by-row rendering.
+"""The rows of binlog rows events rendered as blocks (writes, updates) or from the event's templates
+(deletes) equal the row-by-row rendering.
 
 Two pipelines stream the same binlog from the same point (each snapshots the empty tables
 first): one as the connector runs (every write event becomes one `ChangeBlock`), one with the
@@ -124,7 +125,7 @@ def last_order_keys(root: str, topics: list[str]) -> dict[str, tuple[int, ...]]:
      "message.key.columns": "{db}.masked:code", "column.propagate.source.type": "{db}.kinds.de",
      "include.query": "true", "column.exclude.list": "{db}.kinds.ti", "skip.messages.without.change": "true"},
 ], ids=["defaults", "modes_transforms_query"])
-def test_write_events_as_blocks_equal_the_row_by_row_rendering(mariadb_db, tmp_path, monkeypatch, options):
+def test_rows_events_as_blocks_equal_the_row_by_row_rendering(mariadb_db, tmp_path, monkeypatch, options):
     name = mariadb_db["database"]
     options = {k: v.replace("{db}", name) for k, v in options.items()}
     execute(mariadb_db, DDL)
@@ -143,6 +144,14 @@ def test_write_events_as_blocks_equal_the_row_by_row_rendering(mariadb_db, tmp_p
         rendered.append(0 if block is None else len(block))
         return block
 
+    deleted: list[str | None] = []
+    real_delete = stream_blocks.delete_records
+
+    def counting_deletes(*args: Any, **kwargs: Any) -> Any:
+        records = real_delete(*args, **kwargs)
+        deleted.extend(r.op for r in records)
+        return records
+
     def counting_updates(*args: Any, **kwargs: Any) -> Any:
         block = real_update(*args, **kwargs)
         updated.append(0 if block is None else len(block))
@@ -159,6 +168,7 @@ def test_write_events_as_blocks_equal_the_row_by_row_rendering(mariadb_db, tmp_p
     with monkeypatch.context() as m:
         m.setattr(stream_blocks, "insert_block", counting)
         m.setattr(stream_blocks, "update_block", counting_updates)
+        m.setattr(stream_blocks, "delete_records", counting_deletes)
         m.setattr(stream_blocks, "joined", joining)
         m.setattr(stream, "BLOCK_ROWS", 300)
         run_capture(pipeline(blocks, mariadb_db, 5501, options), until_idle=True)
@@ -169,12 +179,15 @@ def test_write_events_as_blocks_equal_the_row_by_row_rendering(mariadb_db, tmp_p
     skipped = 51 if "skip.messages.without.change" in options else 0
     assert sum(updated) == 1 + 4 + 581 + 10 + 10 + 51 - skipped and len(updated) > 5
     assert sum(handed) == sum(rendered) + sum(updated)
+    # deletes (the key changes aside) as records made from the event's templates, with tombstones
+    assert deleted == (["d"] if "tombstones.on.delete" in options else ["d", None]) * (1 + 5)
     assert len(handed) < len(rendered) + len(updated) and 300 <= max(handed) < 300 + max(rendered + updated)
 
     with monkeypatch.context() as m:
         m.setattr(stream, "INSERT_BLOCKS", False)
         m.setattr(stream_blocks, "insert_block", None)  # would fail if called
         m.setattr(stream_blocks, "update_block", None)
+        m.setattr(stream_blocks, "delete_records", None)
         run_capture(pipeline(per_row, mariadb_db, 5502, options), until_idle=True)
 
     topics = [f"my.{name}.{t}" for t in TABLES]
