@@ -21,7 +21,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from cdc_sources.common.envelope import dumps, envelope_text
 from cdc_sources.mysql import binlog_values
@@ -37,12 +37,14 @@ from cdc_sources.mysql.transactions import TransactionTracker, transaction_id
 from cdc_sources.spi import (
     HEADER_NEW_KEY,
     HEADER_OLD_KEY,
-    ChangeBlock,
     ChangeRecord,
     Checkpoint,
     SchemaVersion,
     StreamItem,
 )
+
+if TYPE_CHECKING:
+    from cdc_sources.mysql.stream_blocks import RowTexts
 
 log = logging.getLogger(__name__)
 
@@ -221,7 +223,7 @@ class MySqlStreamReader:
     busy: Callable[[], bool] = field(default=lambda: False)
     _out: list[StreamItem] = field(default_factory=list, init=False)
     _run: list[ChangeRecord] = field(default_factory=list, init=False)
-    _blocks: list[ChangeBlock] = field(default_factory=list, init=False)
+    _blocks: list[RowTexts] = field(default_factory=list, init=False)
     _block_rows: int = field(default=0, init=False)
     _tx: _Tx | None = field(default=None, init=False)
     _last: tuple[int, int] = field(default=(0, 0), init=False)
@@ -568,8 +570,8 @@ class MySqlStreamReader:
         return EventTemplates(self._source_parts(codec, ctx), ctx.position_parts(),
                               (ctx.order(0)[0], ctx.event_pos), self.settings.headers)
 
-    def _add_block(self, block: ChangeBlock | None) -> None:
-        """Hand ``block`` over after what is pending, joined to the blocks before it if it `extends` them."""
+    def _add_block(self, block: RowTexts | None) -> None:
+        """Hand ``block`` over after what is pending, joined to the rows before it if it `extends` them."""
         from cdc_sources.mysql.stream_blocks import extends
 
         if block is None:

@@ -1,21 +1,19 @@
-"""The rows of one binlog write (or update) event as one `ChangeBlock` of ``c`` (``u``) records.
+"""The rows of binlog rows events as `ChangeBlock`s: ``c`` records of write events, ``u`` of updates.
 
 A rows event holds the rows of one table, changed by one statement; they share everything
 but their values and row index. Handing them to the bronze writer one `ChangeRecord` each costs
 an object per row and, downstream, a pass per column over those objects (buffer sizes, event
-counts, the Arrow columns). `insert_block` and `update_block` render each row's key and value JSON as the
-row-at-a-time path does (same structs, same envelope, ``source`` block and position templates)
-and return them as Arrow columns at once, with the records' order keys. An update that changes
-a row's key is a delete, a tombstone and a create: such events stay row by row. Deletes (a
-delete and its tombstone alternate: two ops in one run) are records, made by `delete_records`
-with the same templates.
+counts, the Arrow columns). `insert_block` and `update_block` render each row's key and value
+JSON as the row-at-a-time path does (same structs, same envelope, ``source`` block and position
+templates) into `RowTexts`; the stream reader gathers those of consecutive events of one table
+version and `joined` turns them into one block, its Arrow columns built once. An update that
+changes a row's key is a delete, a tombstone and a create: such events stay row by row. Deletes
+(a delete and its tombstone alternate: two ops in one run) are records, made by
+`delete_records` with the same templates.
 
 The result is, row for row, the records `stream.MySqlStreamReader` would have emitted one by one
 (``tests/cdc_sources/mysql/test_stream_blocks.py`` compares them), except the envelope's
 ``ts_ms``/``ts_us``/``ts_ns``: processing time, taken once per event.
-
-Consecutive blocks of one table version (the events of one large statement) are joined
-(`joined`) before they are handed over, so the bronze writer sees few large blocks.
 """
 
 from __future__ import annotations
@@ -33,26 +31,51 @@ from cdc_sources.mysql.converters.binlog_rows import restore_empty_sets
 from cdc_sources.spi import ChangeBlock, ChangeRecord
 
 
-def extends(block: ChangeBlock, following: ChangeBlock) -> bool:
-    """Whether ``following`` can be joined to ``block``: same table version, op and headers."""
-    return (following.topic == block.topic and following.schema_id == block.schema_id
-            and following.op == block.op and following.headers is block.headers
-            and (following.keys is None) == (block.keys is None))
+@dataclass(slots=True)
+class RowTexts:
+    """The rendered records of one rows event (or of consecutive ones), before they become Arrow
+    columns: `joined` makes one `ChangeBlock` of a run of them, so that the columns are built
+    once per block, not once per event.
+
+    Attributes:
+        topic / schema_id / op / headers: what every record shares.
+        keyed: whether the records have keys (False: every key is null).
+        keys / values / positions / order_keys: per record, in order.
+    """
+
+    topic: str
+    schema_id: str
+    op: str
+    headers: Mapping[str, str] | None
+    keyed: bool
+    keys: list[str | None]
+    values: list[str]
+    positions: list[str]
+    order_keys: list[tuple[int, ...]]
+
+    def __len__(self) -> int:
+        return len(self.values)
 
 
-def joined(blocks: Sequence[ChangeBlock]) -> ChangeBlock:
-    """Consecutive blocks that each `extends` the one before, as one block."""
-    first = blocks[0]
-    if len(blocks) == 1:
-        return first
-    order_keys: list[tuple[int, ...]] = []
-    for b in blocks:
-        assert b.order_keys is not None
-        order_keys.extend(b.order_keys)
-    keys = None if first.keys is None else pa.concat_arrays([b.keys for b in blocks])
-    return ChangeBlock(first.topic, keys, pa.concat_arrays([b.values for b in blocks]), first.op,
-                       pa.concat_arrays([b.positions for b in blocks]), first.order_prefix, first.first_index,
-                       first.schema_id, first.headers, order_keys=order_keys)
+def extends(rows: RowTexts, following: RowTexts) -> bool:
+    """Whether ``following`` can be joined to ``rows``: same table version, op and headers."""
+    return (following.topic == rows.topic and following.schema_id == rows.schema_id
+            and following.op == rows.op and following.headers is rows.headers and following.keyed == rows.keyed)
+
+
+def joined(runs: Sequence[RowTexts]) -> ChangeBlock:
+    """Consecutive `RowTexts` that each `extends` the one before, as one block."""
+    first = runs[0]
+    keys, values, positions, order_keys = first.keys, first.values, first.positions, first.order_keys
+    if len(runs) > 1:
+        keys = [k for r in runs for k in r.keys] if first.keyed else []
+        values = [v for r in runs for v in r.values]
+        positions = [p for r in runs for p in r.positions]
+        order_keys = [o for r in runs for o in r.order_keys]
+    number, event_pos, index, _ = order_keys[0]
+    return ChangeBlock(first.topic, pa.array(keys, pa.large_string()) if first.keyed else None,
+                       pa.array(values, pa.large_string()), first.op, pa.array(positions, pa.string()),
+                       (number, event_pos), index, first.schema_id, first.headers, order_keys=order_keys)
 
 
 def processing_time() -> str:
@@ -80,12 +103,15 @@ class EventTemplates:
 
 
 def insert_block(codec: TableCodec, rows: Sequence[Mapping[str, Any] | None],
-                 templates: EventTemplates) -> ChangeBlock | None:
+                 templates: EventTemplates) -> RowTexts | None:
     """The ``c`` records of a write event's ``rows`` (None: a row emitted before a restart,
     skipped; its index still counts), or None when every row is skipped."""
     row_struct, key_struct = codec.row_struct, codec.key_struct
-    out = _Columns(templates, "c")
-    add = out.add
+    out = _texts(codec, templates, "c")
+    source_head, source_tail = _source(templates, "c")
+    position_head, position_tail = templates.position
+    number, event_pos = templates.order_prefix
+    keys, values, positions, order_keys = out.keys, out.values, out.positions, out.order_keys
     for i, row in enumerate(rows):
         if row is None:
             continue
@@ -94,8 +120,12 @@ def insert_block(codec: TableCodec, rows: Sequence[Mapping[str, Any] | None],
         if nulls:
             restore_empty_sets(image, nulls)
         after = dumps(row_struct(image))
-        add(i, None if key_struct is None else dumps(key_struct(image)), "null", after)
-    return out.block(codec, templates)
+        if key_struct is not None:
+            keys.append(dumps(key_struct(image)))
+        values.append(f'{{"before":null,"after":{after}{source_head}{i}{source_tail}')
+        positions.append(f"{position_head}{i + 1}{position_tail}")
+        order_keys.append((number, event_pos, i, 0))
+    return out if values else None
 
 
 def delete_records(codec: TableCodec, rows: Sequence[Mapping[str, Any] | None], templates: EventTemplates, *,
@@ -104,10 +134,9 @@ def delete_records(codec: TableCodec, rows: Sequence[Mapping[str, Any] | None], 
     followed by its tombstone when ``tombstones``: two ops alternate, so records, not a block, but
     made with the event's templates as the blocks are."""
     row_struct, key_struct = codec.row_struct, codec.key_struct
-    out = _Columns(templates, "d")
-    source_head, source_tail = out.source
-    position_head, position_tail = out.position
-    number, event_pos = out.number, out.event_pos
+    source_head, source_tail = _source(templates, "d")
+    position_head, position_tail = templates.position
+    number, event_pos = templates.order_prefix
     topic, schema_id, headers = codec.topic, codec.schema_id, templates.headers
     records: list[ChangeRecord] = []
     append = records.append
@@ -133,7 +162,7 @@ class KeyChangedError(Exception):
 
 
 def update_block(codec: TableCodec, rows: Sequence[Mapping[str, Any] | None], templates: EventTemplates, *,
-                 skip_unchanged: bool) -> ChangeBlock | None:
+                 skip_unchanged: bool) -> RowTexts | None:
     """The ``u`` records of an update event's ``rows`` (None: skipped, as for `insert_block`),
     leaving out rows whose value did not change when ``skip_unchanged``; None when no row is left.
 
@@ -141,7 +170,10 @@ def update_block(codec: TableCodec, rows: Sequence[Mapping[str, Any] | None], te
         KeyChangedError: a row's key changes; nothing was emitted.
     """
     row_struct, key_struct = codec.row_struct, codec.key_struct
-    out = _Columns(templates, "u")
+    out = _texts(codec, templates, "u")
+    source_head, source_tail = _source(templates, "u")
+    position_head, position_tail = templates.position
+    number, event_pos = templates.order_prefix
     for i, row in enumerate(rows):
         if row is None:
             continue
@@ -151,45 +183,25 @@ def update_block(codec: TableCodec, rows: Sequence[Mapping[str, Any] | None], te
         if row["after_none_sources"]:
             restore_empty_sets(new, row["after_none_sources"])
         before, after = row_struct(old), row_struct(new)
-        key = None
         if key_struct is not None:
             key = key_struct(new)
             if key_struct(old) != key:
                 raise KeyChangedError
         if skip_unchanged and before == after:
             continue
-        out.add(i, None if key is None else dumps(key), dumps(before), dumps(after))
-    return out.block(codec, templates)
+        if key_struct is not None:
+            out.keys.append(dumps(key))
+        out.values.append(f'{{"before":{dumps(before)},"after":{dumps(after)}{source_head}{i}{source_tail}')
+        out.positions.append(f"{position_head}{i + 1}{position_tail}")
+        out.order_keys.append((number, event_pos, i, 0))
+    return out if out.values else None
 
 
-class _Columns:
-    """The per-row texts of a block being rendered."""
+def _texts(codec: TableCodec, templates: EventTemplates, op: str) -> RowTexts:
+    return RowTexts(codec.topic, codec.schema_id, op, templates.headers, codec.key_struct is not None, [], [], [], [])
 
-    __slots__ = ("event_pos", "keys", "number", "op", "order_keys", "position", "positions", "source", "values")
 
-    def __init__(self, templates: EventTemplates, op: str) -> None:
-        self.op = op
-        self.number, self.event_pos = templates.order_prefix
-        self.source = (',"source":' + templates.source[0],
-                       templates.source[1] + f',"transaction":null,"op":"{op}"' + processing_time())
-        self.position = templates.position
-        self.keys: list[str | None] = []
-        self.values: list[str] = []
-        self.positions: list[str] = []
-        self.order_keys: list[tuple[int, ...]] = []
-
-    def add(self, i: int, key: str | None, before: str, after: str) -> None:
-        """Row ``i`` of the event, its key JSON (None: keyless) and its structs' JSON."""
-        self.keys.append(key)
-        self.values.append(f'{{"before":{before},"after":{after}{self.source[0]}{i}{self.source[1]}')
-        self.positions.append(f"{self.position[0]}{i + 1}{self.position[1]}")
-        self.order_keys.append((self.number, self.event_pos, i, 0))
-
-    def block(self, codec: TableCodec, templates: EventTemplates) -> ChangeBlock | None:
-        if not self.values:
-            return None
-        order_keys = self.order_keys
-        keys = None if codec.key_struct is None else pa.array(self.keys, pa.large_string())
-        return ChangeBlock(codec.topic, keys, pa.array(self.values, pa.large_string()), self.op,
-                           pa.array(self.positions, pa.string()), templates.order_prefix, order_keys[0][2],
-                           codec.schema_id, templates.headers, order_keys=order_keys)
+def _source(templates: EventTemplates, op: str) -> tuple[str, str]:
+    """The value JSON between the ``after`` struct and the row index, and after the row index."""
+    return (',"source":' + templates.source[0],
+            templates.source[1] + f',"transaction":null,"op":"{op}"' + processing_time())
