@@ -65,6 +65,10 @@ class Probe:
     t_first_record: float | None = None
     t_reached: float | None = None
     t_return: float = 0.0
+    cpu_call: float = 0.0
+    """``time.process_time()`` (CPU seconds of every thread of the process) when ``t_call`` is taken."""
+    cpu_reached: float | None = None
+    """``time.process_time()`` when ``t_reached`` is taken."""
     written: int = 0
     commits: list[tuple[float, int, float]] = field(default_factory=list)
     stage_busy_s: float = 0.0
@@ -78,12 +82,14 @@ class Probe:
         self.commits.append((now - self.t_call, written, now - started))
         if self.t_reached is None and self.written >= self.expected:
             self.t_reached = now
+            self.cpu_reached = time.process_time()
 
     def on_records(self, n: int) -> None:
         """Count records that are not written anywhere (source-only runs)."""
         self.written += n
         if self.t_reached is None and self.written >= self.expected:
             self.t_reached = time.monotonic()
+            self.cpu_reached = time.process_time()
 
 
 def records_in(item: StreamItem, topic: str | None = None) -> int:
@@ -275,6 +281,7 @@ def run(config: dict[str, Any]) -> dict[str, Any]:
     warnings = WarningCounter()
     logging.getLogger().addHandler(warnings)
     probe.t_call = time.monotonic()
+    probe.cpu_call = time.process_time()
     with sampler:
         if config.get("source_only"):
             capture = source_only(pipeline, str(config["root"]), probe)

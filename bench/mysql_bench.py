@@ -20,7 +20,7 @@ from typing import Any
 if not __package__:  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.cli import add_output_options, add_profile_option, parse_checked, parser, planned, run_bench
+from bench.cli import SCENARIOS, add_output_options, add_profile_option, parse_checked, parser, planned, run_bench
 from bench.measure import Say
 from bench.mysql_report import SYSTEMS, details, targets_table
 from bench.mysql_scenarios import MySqlBenchContext, snapshot, streaming
@@ -29,7 +29,7 @@ from pipelines.local_mariadb import LocalMariaDB
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = parser("python -m bench.mysql_bench", __doc__)
+    p = parser("python -m bench.mysql_bench", __doc__, (*SCENARIOS, "changes"))
     add_profile_option(p)
     p.add_argument("--profile-top", type=int, default=25, help="how many functions each profile listing shows")
     add_output_options(p, kept="server, bronze")
@@ -41,6 +41,8 @@ def run_scenarios(ctx: MySqlBenchContext, args: argparse.Namespace) -> list[dict
     for s in planned(args):
         if s.key == "snapshot":
             out.append(snapshot(ctx, s.key, s.title, s.rows))
+        elif s.key == "changes":
+            out.append(streaming(ctx, s.key, s.title, s.rows, s.tx_rows, changes=True))
         elif s.key == "memory":
             out.append(streaming(ctx, s.key, s.title, s.rows, s.tx_rows, repeat=1, source_only=False, library=False))
         else:

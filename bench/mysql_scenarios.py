@@ -42,6 +42,7 @@ from bench.mysql_workload import (
     binlog_bytes,
     binlog_files,
     binlog_point,
+    change_rows,
     create_database,
     drop_database,
     insert_rows,
@@ -92,44 +93,56 @@ def _prepare_streaming(ctx: MySqlBenchContext, db: MariaDbBench, n: int, *, prof
 
 
 def _stream_runs(ctx: MySqlBenchContext, readers: _StreamReaders, db: MariaDbBench, start: BinlogPoint,
-                 end: BinlogPoint, rows: int, n: int, *, library: bool) -> dict[str, list[dict[str, Any]]]:
-    """Every reader streams the inserted rows, ``n`` rounds."""
+                 end: BinlogPoint, rows: int, n: int, *, library: bool,
+                 row_changes: int | None = None) -> dict[str, list[dict[str, Any]]]:
+    """Every reader streams the changes, ``n`` rounds: ours ``rows`` records (tombstones included),
+    the peers ``row_changes`` row changes (default: ``rows``)."""
+    changes = rows if row_changes is None else row_changes
     say = ctx.say
     runs: dict[str, list[dict[str, Any]]] = {"ours": [], "ours_source": [], "library": [], "binlog_local": [],
                                              "binlog_remote": []}
     for i in range(n):
         r = f"run {i + 1}/{n}:"
         say(f"  {r} mariadb-binlog -v --base64-output=decode-rows on the binlog files > /dev/null")
-        runs["binlog_local"].append(rate(run_binlog_decode(db, start, end, remote=False), rows))
+        runs["binlog_local"].append(rate(run_binlog_decode(db, start, end, remote=False), changes))
         say(f"  {r} mariadb-binlog -v --base64-output=decode-rows --read-from-remote-server > /dev/null")
-        runs["binlog_remote"].append(rate(run_binlog_decode(db, start, end, remote=True), rows))
+        runs["binlog_remote"].append(rate(run_binlog_decode(db, start, end, remote=True), changes))
         if library:
             say(f"  {r} python-mysql-replication alone (for ev in stream: ev.rows)")
-            runs["library"].append(rate(run_library(db, start, rows, ctx.server_id()), rows))
+            runs["library"].append(rate(run_library(db, start, changes, ctx.server_id()), changes))
         run_ours_round(ctx, r, runs, readers.ours[i], readers.source[i] if readers.source else None, rows,
                        note=lambda entry: _say_reconnects(entry, say))
     return runs
 
 
 def streaming(ctx: MySqlBenchContext, key: str, title: str, rows: int, tx_rows: int, *, profile: bool = False,
-              repeat: int | None = None, source_only: bool = True, library: bool = True) -> dict[str, Any]:
-    """Insert ``rows`` rows in transactions of ``tx_rows``; every reader streams them from the binlog."""
+              repeat: int | None = None, source_only: bool = True, library: bool = True,
+              changes: bool = False) -> dict[str, Any]:
+    """Insert ``rows`` rows in transactions of ``tx_rows`` (``changes``: then update and delete
+    each, `change_rows`); every reader streams them from the binlog. With ``changes`` ours emits
+    four records a row (the delete's tombstone too), the peers read three row changes a row."""
     say = ctx.say
     n = ctx.repeat if repeat is None else repeat
     path = ctx.profile_path(key) if profile else None
     with scenario_database(ctx, key, title, functools.partial(create_database, ctx.server), drop_database) as db:
         readers = _prepare_streaming(ctx, db, n, profile=path is not None, source_only=source_only)
         start = binlog_point(db)
-        say(f"  setup: inserting {rows:,} rows in transactions of {tx_rows:,} rows")
-        transactions, load_s = timed(lambda: insert_rows(db, rows, tx_rows=tx_rows))
+        if changes:
+            say(f"  setup: inserting, updating, deleting {rows:,} rows in transactions of {tx_rows:,} rows")
+            transactions, load_s = timed(lambda: change_rows(db, rows, tx_rows=tx_rows))
+        else:
+            say(f"  setup: inserting {rows:,} rows in transactions of {tx_rows:,} rows")
+            transactions, load_s = timed(lambda: insert_rows(db, rows, tx_rows=tx_rows))
         end = binlog_point(db)
         settle(db)
-        runs = _stream_runs(ctx, readers, db, start, end, rows, n, library=library)
-        out = scenario_result(key, title, "streaming", rows, runs, transactions=transactions, load_s=load_s,
+        records = 4 * rows if changes else rows
+        runs = _stream_runs(ctx, readers, db, start, end, records, n, library=library,
+                            row_changes=3 * rows if changes else None)
+        out = scenario_result(key, title, "streaming", records, runs, transactions=transactions, load_s=load_s,
                               binlog_start=list(start), binlog_end=list(end),
                               binlog_files=binlog_files(db, start, end), binlog_bytes=binlog_bytes(db, start, end))
         if readers.profile is not None and path is not None:
-            out["profile"] = profile_ours(ctx, readers.profile, rows, path)
+            out["profile"] = profile_ours(ctx, readers.profile, records, path)
         return out
 
 

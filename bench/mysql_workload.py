@@ -127,6 +127,26 @@ def insert_rows(db: MariaDbBench, count: int, *, tx_rows: int, first_id: int = 1
     return transactions
 
 
+_UPDATE = f"UPDATE {TABLE} SET status = status + 1, note = CONCAT(note, ' (changed)') WHERE id BETWEEN %s AND %s"
+_DELETE = f"DELETE FROM {TABLE} WHERE id BETWEEN %s AND %s"
+
+
+def change_rows(db: MariaDbBench, count: int, *, tx_rows: int) -> int:
+    """Insert ``count`` rows, then update each, then delete each, every pass in transactions of
+    ``tx_rows`` rows (as the PostgreSQL bench's ``changes``); returns the number of transactions."""
+    transactions = insert_rows(db, count, tx_rows=tx_rows)
+    conn = db.connect()
+    try:
+        with conn.cursor() as cur:
+            for statement in (_UPDATE, _DELETE):
+                for start in range(1, count + 1, tx_rows):
+                    cur.execute(statement, (start, min(count, start + tx_rows - 1)))  # autocommit: one transaction
+                    transactions += 1
+    finally:
+        conn.close()
+    return transactions
+
+
 def binlog_point(db: MariaDbBench) -> BinlogPoint:
     """The current binlog file and position (``SHOW MASTER STATUS``)."""
     conn = db.connect()

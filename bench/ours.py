@@ -83,10 +83,12 @@ def child_env() -> dict[str, str]:
 
 
 def run_ours(target: CaptureTarget, *, expected: int, profile: Path | None = None, source_only: bool = False,
-             timeout_s: float = 3600.0) -> dict[str, Any]:
+             timeout_s: float = 3600.0, tree: Path | None = None) -> dict[str, Any]:
     """Run one capture until idle in a fresh child; return its measurements (see the child).
 
     ``source_only`` reads the source without writing bronze (records are only counted).
+    ``tree``: run the connector's code of that checkout (this repository's child and probe, the
+    tree's ``cdc_sources``, ``bronze`` and ``pipelines``), to compare code before and after a change.
     """
     with tempfile.TemporaryDirectory(prefix="cdc-bench-ours-") as tmp:
         config_path = Path(tmp) / "config.json"
@@ -97,10 +99,14 @@ def run_ours(target: CaptureTarget, *, expected: int, profile: Path | None = Non
         config_path.write_text(json.dumps(config))
         log_path = Path(tmp) / "child.log"
         with log_path.open("wb") as log:
-            proc = subprocess.run(
-                [sys.executable, "-m", "bench._capture_child", str(config_path), str(result_path)],
-                cwd=REPO_ROOT, env=child_env(), stdout=log, stderr=subprocess.STDOUT, timeout=timeout_s,
-            )
+            if tree is None:
+                cmd, cwd, env = [sys.executable, "-m", "bench._capture_child"], REPO_ROOT, child_env()
+            else:  # the probe from here, everything it imports from the tree (sys.path[0] is the cwd)
+                child = REPO_ROOT / "bench" / "_capture_child.py"
+                cmd = [sys.executable, "-c", f"import runpy; runpy.run_path({str(child)!r}, run_name='__main__')"]
+                cwd, env = tree, {**child_env(), "PYTHONPATH": str(tree)}
+            proc = subprocess.run([*cmd, str(config_path), str(result_path)], cwd=cwd, env=env, stdout=log,
+                                  stderr=subprocess.STDOUT, timeout=timeout_s)
         if not result_path.exists():
             raise BenchRunError(f"our capture child exited with {proc.returncode} and no result; "
                                 f"log tail:\n{log_path.read_text(errors='replace')[-3000:]}")
@@ -126,6 +132,7 @@ def summarize_ours(raw: dict[str, Any], records: int) -> dict[str, Any]:
         "run_capture_s": probe["t_return"] - probe["t_call"],
         "events_per_s": records / start_to_last,
         "events_per_s_first_to_last": records / first_to_last,
+        "cpu_s": None if probe.get("cpu_reached") is None else probe["cpu_reached"] - probe["cpu_call"],
         "bronze_rows": raw["bronze_rows"],
         "bronze_commits": len(probe["commits"]),
         "bronze_commit_busy_s": sum(c[2] for c in probe["commits"]) + probe.get("stage_busy_s", 0.0),

@@ -10,7 +10,7 @@ tuples in column order.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
 from cdc_sources.common.envelope import envelope_schema_version
@@ -18,6 +18,7 @@ from cdc_sources.common.kschema import with_parameters
 from cdc_sources.mysql.converters import ColumnConverter, MySqlConverterSettings, converter_for
 from cdc_sources.mysql.envelope import source_schema
 from cdc_sources.mysql.model import ColumnDef, TableDef
+from cdc_sources.mysql.row_structs import Struct, compile_struct
 from cdc_sources.spi import SchemaVersion
 
 
@@ -54,6 +55,8 @@ class TableCodec:
         fields: the value fields (included columns), in table order.
         key_fields: the key fields in key order; empty for a keyless table (null key).
         version: the schema version record for the schema history.
+        row_struct: `row`, compiled for this version's fields (`row_structs`).
+        key_struct: `key`'s struct, compiled; None for a keyless table.
     """
 
     topic: str
@@ -61,28 +64,25 @@ class TableCodec:
     fields: tuple[FieldCodec, ...]
     key_fields: tuple[FieldCodec, ...]
     version: SchemaVersion
+    row_struct: Struct = field(init=False, repr=False, compare=False)
+    key_struct: Struct | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "row_struct", compile_struct(self.fields))
+        object.__setattr__(self, "key_struct", compile_struct(self.key_fields) if self.key_fields else None)
 
     @property
     def schema_id(self) -> str:
         return self.version.schema_id
 
     def row(self, values: Mapping[str, Any]) -> dict[str, Any]:
-        """The value struct of a binlog row (column name -> library value)."""
-        out: dict[str, Any] = {}
-        for f in self.fields:
-            v = values.get(f.name)
-            out[f.name] = f.fallback if v is None else f.convert(v)
-        return out
+        """The value struct of a binlog row (column name -> library value): for each field,
+        its converter's value, or its fallback where the value is None."""
+        return self.row_struct(values)
 
     def key(self, values: Mapping[str, Any]) -> dict[str, Any] | None:
         """The key struct of a binlog row; None for keyless tables."""
-        if not self.key_fields:
-            return None
-        out: dict[str, Any] = {}
-        for f in self.key_fields:
-            v = values.get(f.name)
-            out[f.name] = f.fallback if v is None else f.convert(v)
-        return out
+        return None if self.key_struct is None else self.key_struct(values)
 
     def row_tuple(self, values: Sequence[Any]) -> dict[str, Any]:
         """The value struct of a snapshot row (a tuple in table column order)."""

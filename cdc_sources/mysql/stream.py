@@ -21,7 +21,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from cdc_sources.common.envelope import dumps, envelope_text
 from cdc_sources.mysql import binlog_values
@@ -34,12 +34,30 @@ from cdc_sources.mysql.offset import MySqlOffset
 from cdc_sources.mysql.offset import binlog_file_number as file_number
 from cdc_sources.mysql.rows import decode_rows
 from cdc_sources.mysql.transactions import TransactionTracker, transaction_id
-from cdc_sources.spi import HEADER_NEW_KEY, HEADER_OLD_KEY, ChangeRecord, Checkpoint, SchemaVersion, StreamItem
+from cdc_sources.spi import (
+    HEADER_NEW_KEY,
+    HEADER_OLD_KEY,
+    ChangeRecord,
+    Checkpoint,
+    SchemaVersion,
+    StreamItem,
+)
+
+if TYPE_CHECKING:
+    from cdc_sources.mysql.stream_blocks import RowTexts
 
 log = logging.getLogger(__name__)
 
 RUN_SIZE = 512
 """Records handed to the coordinator in one list."""
+
+INSERT_BLOCKS = True
+"""Whether the rows of write and update events go to the coordinator as `ChangeBlock`s
+(`stream_blocks`) when no transaction metadata is asked for; False: one `ChangeRecord` per row."""
+
+BLOCK_ROWS = 8192
+"""Rows of consecutive write events of one table version joined into one block, at most (each
+block costs the bronze writer a fixed amount of work, a write event holds about 8 KiB of rows)."""
 
 _SENTINEL = -7_777_777_777
 """A number no real row index or position takes: where templates are cut."""
@@ -121,13 +139,18 @@ class EventContext:
             number = self._file_number = file_number(self.file)
         return (number, self.event_pos, row, k)
 
-    def position_text(self, row: int) -> str:
-        """``dumps(self.offset(row=row))`` for ``row`` >= 1, from a template made once per event."""
+    def position_parts(self) -> tuple[str, str]:
+        """``dumps(self.offset(row=row))`` before and after ``row`` (>= 1), made once per event."""
         parts = self._position_parts
         if parts is None:
             head, _, tail = dumps(self.offset(row=_SENTINEL)).partition(str(_SENTINEL))
             parts = self._position_parts = (head, tail)
-        return f"{parts[0]}{row}{parts[1]}"
+        return parts
+
+    def position_text(self, row: int) -> str:
+        """``dumps(self.offset(row=row))`` for ``row`` >= 1, from a template made once per event."""
+        head, tail = self.position_parts()
+        return f"{head}{row}{tail}"
 
     def offset(self, *, row: int, server_id: int | None = None) -> dict[str, Any]:
         """Debezium's offset after the ``row``-th row (1-based) of the current event."""
@@ -200,6 +223,8 @@ class MySqlStreamReader:
     busy: Callable[[], bool] = field(default=lambda: False)
     _out: list[StreamItem] = field(default_factory=list, init=False)
     _run: list[ChangeRecord] = field(default_factory=list, init=False)
+    _blocks: list[RowTexts] = field(default_factory=list, init=False)
+    _block_rows: int = field(default=0, init=False)
     _tx: _Tx | None = field(default=None, init=False)
     _last: tuple[int, int] = field(default=(0, 0), init=False)
     _file: str = field(default="", init=False)
@@ -306,14 +331,25 @@ class MySqlStreamReader:
         yield from out
 
     def _emit(self, record: ChangeRecord) -> None:
+        if self._blocks:
+            self._flush_blocks()
         self._run.append(record)
         if len(self._run) >= RUN_SIZE:
             self._flush_run()
 
     def _flush_run(self) -> None:
+        """Hand over the records (or blocks: only one of the two is ever pending) not yet handed over."""
         if self._run:
             self._out.append(self._run)
             self._run = []
+        if self._blocks:
+            self._flush_blocks()
+
+    def _flush_blocks(self) -> None:
+        from cdc_sources.mysql.stream_blocks import joined
+
+        self._out.append(joined(self._blocks))
+        self._blocks, self._block_rows = [], 0
 
     def _idle_offset(self, pos: int) -> MySqlOffset:
         return MySqlOffset(self._file, pos, self.gtids.text() or None)
@@ -429,8 +465,12 @@ class MySqlStreamReader:
 
     def _on_write(self, event: Any, start: int) -> None:
         codec, rows = self._rows_of(event)
-        if codec is not None and "c" not in self.settings.skipped:
+        if codec is not None and "c" not in self.settings.skipped and rows:
             ctx = self._context(event, start)
+            if self._blocks_wanted():
+                self._insert_block(codec, ctx, rows)
+                self._count_event()
+                return
             for i, row in enumerate(rows):
                 if row is None:
                     continue
@@ -442,6 +482,10 @@ class MySqlStreamReader:
         codec, rows = self._rows_of(event)
         if codec is not None and "d" not in self.settings.skipped:
             ctx = self._context(event, start)
+            if self._blocks_wanted() and rows:
+                self._delete_records(codec, ctx, rows)
+                self._count_event()
+                return
             for i, row in enumerate(rows):
                 if row is None:
                     continue
@@ -454,8 +498,11 @@ class MySqlStreamReader:
 
     def _on_update(self, event: Any, start: int) -> None:
         codec, rows = self._rows_of(event)
-        if codec is not None:
+        if codec is not None and rows:
             ctx = self._context(event, start)
+            if "u" not in self.settings.skipped and self._blocks_wanted() and self._update_block(codec, ctx, rows):
+                self._count_event()
+                return
             for i, row in enumerate(rows):
                 if row is None:
                     continue
@@ -481,8 +528,65 @@ class MySqlStreamReader:
         if "c" not in self.settings.skipped:
             self._record(codec, ctx, i, 2, "c", None, after, new_key, {HEADER_OLD_KEY: old_key_text})
 
-    def _source_text(self, codec: TableCodec, ctx: EventContext, row: int) -> str:
-        """The ``source`` block JSON; everything but ``row`` is made once per event."""
+    def _blocks_wanted(self) -> bool:
+        """Whether rows events go out as blocks: no per-row transaction blocks are asked for."""
+        return self._tracker is None and INSERT_BLOCKS
+
+    def _insert_block(self, codec: TableCodec, ctx: EventContext, rows: list[Any]) -> None:
+        """The event's rows as one block of ``c`` records (`stream_blocks`)."""
+        from cdc_sources.mysql.stream_blocks import insert_block
+
+        self._add_block(insert_block(codec, rows, self._templates(codec, ctx)))
+
+    def _update_block(self, codec: TableCodec, ctx: EventContext, rows: list[Any]) -> bool:
+        """The event's rows as one block of ``u`` records; False (nothing emitted) if a row's key changes."""
+        from cdc_sources.mysql.stream_blocks import KeyChangedError, update_block
+
+        try:
+            block = update_block(codec, rows, self._templates(codec, ctx), skip_unchanged=self.settings.skip_unchanged)
+        except KeyChangedError:
+            return False
+        self._add_block(block)
+        return True
+
+    def _delete_records(self, codec: TableCodec, ctx: EventContext, rows: list[Any]) -> None:
+        """The event's rows as delete records (and tombstones), made from the event's templates."""
+        from cdc_sources.mysql.stream_blocks import delete_records
+
+        records = delete_records(codec, rows, self._templates(codec, ctx), tombstones=self.settings.tombstones)
+        if not records:
+            return
+        if self._tx is not None:
+            self._tx.emitted = True
+        if self._blocks:
+            self._flush_blocks()
+        self._run.extend(records)
+        if len(self._run) >= RUN_SIZE:
+            self._flush_run()
+
+    def _templates(self, codec: TableCodec, ctx: EventContext) -> Any:
+        from cdc_sources.mysql.stream_blocks import EventTemplates
+
+        return EventTemplates(self._source_parts(codec, ctx), ctx.position_parts(),
+                              (ctx.order(0)[0], ctx.event_pos), self.settings.headers)
+
+    def _add_block(self, block: RowTexts | None) -> None:
+        """Hand ``block`` over after what is pending, joined to the rows before it if it `extends` them."""
+        from cdc_sources.mysql.stream_blocks import extends
+
+        if block is None:
+            return
+        if self._tx is not None:
+            self._tx.emitted = True
+        if self._run or (self._blocks and not extends(self._blocks[-1], block)):
+            self._flush_run()
+        self._blocks.append(block)
+        self._block_rows += len(block)
+        if self._block_rows >= BLOCK_ROWS:
+            self._flush_blocks()
+
+    def _source_parts(self, codec: TableCodec, ctx: EventContext) -> tuple[str, str]:
+        """The ``source`` block JSON before and after the row index, made once per event."""
         parts = ctx.source_parts  # a rows event is of one table: one template per event
         if parts is None:
             block = self.source.block(db=codec.table.id.database, table=codec.table.id.table, ts_ms=ctx.ts_ms,
@@ -490,7 +594,12 @@ class MySqlStreamReader:
                                       pos=ctx.event_pos, row=_SENTINEL, thread=ctx.thread, query=ctx.query)
             head, _, tail = dumps(block).partition(str(_SENTINEL))
             parts = ctx.source_parts = (head, tail)
-        return f"{parts[0]}{row}{parts[1]}"
+        return parts
+
+    def _source_text(self, codec: TableCodec, ctx: EventContext, row: int) -> str:
+        """The ``source`` block JSON; everything but ``row`` is made once per event."""
+        head, tail = self._source_parts(codec, ctx)
+        return f"{head}{row}{tail}"
 
     def _record(self, codec: TableCodec, ctx: EventContext, row: int, k: int, op: str, before: Any, after: Any,
                 key: Any, extra_headers: Mapping[str, str] | None = None) -> None:
