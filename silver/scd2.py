@@ -31,7 +31,7 @@ from silver.decode import KIND, OP, REASON, SEQ, TS, UNAVAILABLE, DecodePlan
 from silver.evolution import EvolutionPlan, apply_evolution, cast_to
 from silver.gate_scd2 import gate_versions
 from silver.name_lists import names_where
-from silver.quarantine import quarantine
+from silver.quarantine import quarantine, quarantine_disabled
 from silver.scan import IncrementScan, Truncate
 from silver.sql import column, qualified, quote
 from silver.target import SilverTarget
@@ -64,6 +64,8 @@ def apply_scd2(ctx: ApplyContext, decl: SilverTable, target: SilverTarget, bronz
             bad = bad.unionByName(good.where(sf.col(REASON).isNotNull()))
             good = good.where(sf.col(REASON).isNull())
             result.upserts, result.quarantined = result.upserts - gated, result.quarantined + gated
+    if result.quarantined and not ctx.options.quarantine.enabled:  # before any write, as on SCD1
+        raise quarantine_disabled(decl.table, result.quarantined, bad)
     if result.quarantined:
         quarantine(ctx.spark, ctx.quarantine_location, table=decl.table, topic=decl.source, run_id=ctx.run_id,
                    bad=bad)

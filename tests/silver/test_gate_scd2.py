@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from silver.declarations import SilverTable
+from silver.declarations import QuarantineOptions, SilverOptions, SilverTable
 from silver.expectations import Expectation
 from tests.silver.bronze_builder import int32, string
 from tests.silver.conftest import rows
@@ -153,3 +153,42 @@ def test_unique_compares_the_versions_open_after_the_increment(builder, run, sil
     assert stopped.status == "failed"
     assert "expectation 'unique_email' (fail): 2 failing row(s) (of 2 upserted row(s))" in (stopped.error or "")
     assert _progress(spark, root) == [(11,)]
+
+
+def test_unique_over_columns_skips_versions_a_truncate_closes(builder, run, silver, spark, root):
+    """Versions open before a truncate in the increment (in silver or in the increment) are closed
+    by it and hold no value; two versions opened after it do."""
+    b = _users(builder)
+    b.insert({"id": 1, "email": "a@x.org", "age": 30}).commit()           # seq 1
+    decl = _decl(b, {"type": "unique", "columns": ["email", "age"], "action": "quarantine"})
+    assert run(decl).tables[0].status == "applied"
+    b.insert({"id": 2, "email": "b@x.org", "age": 40})                    # seq 2: closed by the truncate
+    b.truncate()                                                          # seq 3
+    b.insert({"id": 3, "email": "a@x.org", "age": 30})                    # seq 4: id 1's values: fine
+    b.insert({"id": 4, "email": "b@x.org", "age": 40})                    # seq 5: id 2's values: fine
+    b.insert({"id": 5, "email": "c@x.org", "age": 50})                    # seq 6: repeated ...
+    b.insert({"id": 6, "email": "c@x.org", "age": 50})                    # seq 7: ... here
+    b.insert({"id": 7, "email": "c@x.org", "age": 51})                    # seq 8: another age: fine
+    b.commit()
+    (res,) = run(decl).tables
+    assert res.status == "applied", res.error
+    assert res.expectations_failed == ("expectation 'unique_email_age' (quarantine): 2 failing row(s)",)
+    assert _quarantined(spark, root) == [(6, "unique_email_age"), (7, "unique_email_age")]
+    assert rows(silver("users").where("_cdc_is_current"), "id") == [(3,), (4,), (7,)]
+    assert rows(silver("users").where("NOT _cdc_is_current"), "id", "_cdc_end_seq", "_cdc_deleted") == [
+        (1, 3, True), (2, 3, True)]
+
+
+def test_with_quarantine_disabled_a_failing_version_stops_the_table(builder, run, silver):
+    b = _users(builder)
+    b.insert({"id": 1, "email": "a@x.org", "age": 30}).commit()           # seq 1
+    decl = _decl(b, {"type": "not_null", "column": "email", "action": "quarantine"})
+    options = SilverOptions(quarantine=QuarantineOptions(enabled=False))
+    assert run(decl, options=options).tables[0].status == "applied"
+    b.update({"id": 1, "email": None, "age": 31})                         # seq 2
+    b.update({"id": 1, "email": "a2@x.org", "age": 32})                   # seq 3
+    b.commit()
+    (res,) = run(decl, options=options).tables
+    assert res.status == "failed"
+    assert "1 event(s) cannot be applied (e.g. not_null_email) and quarantine is disabled" in (res.error or "")
+    assert _versions(silver) == [(1, 1, "a@x.org", 30, True, None, False)]
