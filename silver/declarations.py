@@ -134,7 +134,7 @@ class SilverTable(_Strict):
         catalog_table: a catalog name (``catalog.schema.table``) to address the table by; with
             ``location`` it is an external table at that location.
         expectations: data-quality expectations checked on every increment before it is applied
-            (`silver.expectations`; ``history: scd1`` only).
+            (`silver.expectations`).
     """
 
     table: str = Field(pattern=_TABLE_NAME)
@@ -236,8 +236,6 @@ class SilverTable(_Strict):
     def _expectation_problems(self) -> list[tuple[str, str]]:
         if not self.expectations:
             return []
-        if self.history == "scd2":
-            return [("expectations", "expectations are checked on history: scd1 tables only")]
         labels = [e.label for e in self.expectations]
         repeated = sorted({n for n in labels if labels.count(n) > 1})
         if repeated:

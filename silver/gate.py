@@ -1,4 +1,4 @@
-"""The quality gate of an SCD1 increment: check, record, then warn, quarantine or stop.
+"""The quality gate of an increment: check, record, then warn, quarantine or stop.
 
 `gate_increment` runs after the increment is decoded and deduplicated and before anything is
 written to silver or the quarantine table:
@@ -10,12 +10,16 @@ written to silver or the quarantine table:
 * rows that broke a ``quarantine`` expectation get the expectation's name as their reason, so
   the apply sends them to the quarantine table with the undecodable events and merges the
   rest; such a key keeps its silver row as it was.
+
+`gate_increment` gates an SCD1 increment; `run_gate` and `mark_reasons` are the steps it shares
+with the SCD2 gate (`silver.gate_scd2`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections.abc import Mapping
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as sf
@@ -31,7 +35,7 @@ from silver.quality_results import quality_location, record_results
 from silver.quality_unique import repeats_of_silver
 from silver.sql import column
 
-__all__ = ["gate_increment"]
+__all__ = ["gate_increment", "mark_reasons", "run_gate"]
 
 log = logging.getLogger(__name__)
 
@@ -56,8 +60,23 @@ def gate_increment(ctx: ApplyContext, decl: SilverTable, final: DataFrame, plan:
     keys = [c.silver for c in plan.key_columns]
     changed = final.where(sf.col(REASON).isNull()).select(*[column(k) for k in keys])
     repeats = repeats_of_silver(decl, upserts, changed, existing, keys, SEQ_COL)
+    report = run_gate(ctx, decl, upserts, repeats=repeats, seq_from=seq_from, seq_to=seq_to)
+    reasons = report.quarantine_reasons()
+    if not reasons:
+        return final, report
+    return stage(ctx, mark_reasons(ctx, final, reasons), "gated"), report
+
+
+def run_gate(ctx: ApplyContext, decl: SilverTable, upserts: DataFrame, *, repeats: Mapping[str, frozenset[int]],
+             seq_from: int | None, seq_to: int | None, unique_scope: str | None = None) -> GateReport:
+    """Check ``upserts`` (see `check_increment`), record the outcomes, stop on a failed ``fail``
+    expectation and log the failed ``warn`` ones.
+
+    Raises:
+        QualityGateError: a ``fail`` expectation failed (its outcome is recorded first).
+    """
     now = dt.datetime.now(dt.UTC)
-    report = check_increment(decl, upserts, now=now, repeats=repeats)
+    report = check_increment(decl, upserts, now=now, repeats=repeats, unique_scope=unique_scope)
     record_results(ctx.spark, quality_location(ctx.state_location), report, run_id=ctx.run_id,
                    seq_from=seq_from, seq_to=seq_to, checked_at=now)
     stops = report.failed(Action.FAIL)
@@ -69,12 +88,13 @@ def gate_increment(ctx: ApplyContext, decl: SilverTable, final: DataFrame, plan:
     for outcome in report.failed(Action.WARN):
         log.warning("silver table %s: %s (of %d upserted row(s)); applied anyway", decl.table,
                     failure_message(outcome), report.rows_checked)
-    reasons = report.quarantine_reasons()
-    if not reasons:
-        return final, report
+    return report
+
+
+def mark_reasons(ctx: ApplyContext, events: DataFrame, reasons: Mapping[int, str]) -> DataFrame:
+    """``events`` (decoded, by bronze ``seq``) with the reason of each quarantined ``seq`` set."""
     schema = StructType([StructField(_MARK_SEQ, LongType(), False), StructField(_MARK_REASON, StringType(), False)])
     marks = ctx.spark.createDataFrame(sorted(reasons.items()), schema)
-    marked = (final.join(sf.broadcast(marks), final[SEQ] == marks[_MARK_SEQ], "left")
-              .withColumn(REASON, sf.coalesce(sf.col(REASON), sf.col(_MARK_REASON)))
-              .drop(_MARK_SEQ, _MARK_REASON))
-    return stage(ctx, marked, "gated"), report
+    return (events.join(sf.broadcast(marks), events[SEQ] == marks[_MARK_SEQ], "left")
+            .withColumn(REASON, sf.coalesce(sf.col(REASON), sf.col(_MARK_REASON)))
+            .drop(_MARK_SEQ, _MARK_REASON))

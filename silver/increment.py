@@ -44,7 +44,7 @@ from silver.decode import KIND, OP, REASON, SEQ, TS, UNAVAILABLE, DecodePlan
 from silver.errors import KeyResolutionError, SilverTableError
 from silver.evolution import EvolutionPlan, apply_evolution, cast_to, plan_evolution
 from silver.gate import gate_increment
-from silver.quarantine import quarantine
+from silver.quarantine import quarantine, quarantine_disabled
 from silver.renames import current_names, follow_renames
 from silver.resnapshot import find_resnapshot, resnapshot_sql
 from silver.scan import IncrementScan, scan_increment
@@ -186,12 +186,7 @@ def _quarantine(
     if result.quarantined == 0:
         return
     if not ctx.options.quarantine.enabled:
-        sample = bad.select(REASON).limit(1).collect()[0][REASON]
-        raise SilverTableError(
-            f"silver table {decl.table!r}: {result.quarantined} event(s) cannot be applied (e.g. {sample}) and "
-            "quarantine is disabled; enable silver_options.quarantine or fix the source",
-            table=decl.table,
-        )
+        raise quarantine_disabled(decl.table, result.quarantined, bad)
     quarantine(ctx.spark, ctx.quarantine_location, table=decl.table, topic=decl.source, run_id=ctx.run_id, bad=bad)
 
 

@@ -124,23 +124,26 @@ def _num(value: float | None) -> str:
 
 
 def check_increment(decl: SilverTable, rows: DataFrame, *, now: dt.datetime | None = None,
-                    repeats: Mapping[str, frozenset[int]] | None = None) -> GateReport:
+                    repeats: Mapping[str, frozenset[int]] | None = None,
+                    unique_scope: str | None = None) -> GateReport:
     """Check ``decl.expectations`` on ``rows`` (the increment's upserts, silver column names and
     ``_cdc_seq``/``_cdc_op``/``_cdc_ts``); see module doc. ``repeats``: per ``unique``
     expectation, the rows that repeat a value silver holds outside the increment
-    (`silver.quality_unique`); they fail it too.
+    (`silver.quality_unique`); they fail it too. ``unique_scope``: a boolean column of ``rows``;
+    when given, ``unique`` compares only the rows where it is true (the others pass it), e.g. the
+    SCD2 versions still open after the increment (`silver.gate_scd2`).
 
     Raises:
         SilverTableError: an expectation names a column the table does not have, a ``sql``
             condition does not compile, or GE could not evaluate an expectation.
     """
     now = now or dt.datetime.now(dt.UTC)
-    projected = rows.select(*_projection(decl, rows.schema, rows))
+    projected = rows.select(*_projection(decl, rows.schema, rows, unique_scope))
     frame = projected.toArrow().to_pandas()  # Arrow on both engines (classic toPandas needs a setting for it)
     return _validate(decl, frame, now, repeats or {})
 
 
-def _projection(decl: SilverTable, schema: StructType, rows: DataFrame) -> list[Column]:
+def _projection(decl: SilverTable, schema: StructType, rows: DataFrame, unique_scope: str | None) -> list[Column]:
     names = {f.name: f.dataType for f in schema.fields}
     cols: dict[str, Column] = {ROW_ID: column(ROW_ID)}
     for i, e in enumerate(decl.expectations):
@@ -158,6 +161,9 @@ def _projection(decl: SilverTable, schema: StructType, rows: DataFrame) -> list[
                     f"silver table {decl.table!r}: expectation {e.label!r}: column {e.freshness_column!r} is "
                     f"{kind.simpleString()}, freshness needs a timestamp or date column", table=decl.table)
             cols[_fresh_column(i)] = sf.unix_micros(column(e.freshness_column).cast("timestamp")) / sf.lit(1e6)
+        elif e.type is ExpectationType.UNIQUE and unique_scope is not None:
+            for c in e.columns or []:  # out of scope: null, and nulls pass unique
+                cols[_unique_column(i, c)] = sf.when(column(unique_scope), column(c))
         elif e.type is ExpectationType.BETWEEN and isinstance(names[e.column or ""], DecimalType):
             cols[_between_column(i)] = column(e.column or "").cast("double")  # bounds are numbers anyway
         else:
@@ -186,6 +192,10 @@ def _fresh_column(i: int) -> str:
     return f"__cdc_expect_fresh_{i}"
 
 
+def _unique_column(i: int, name: str) -> str:
+    return f"__cdc_expect_unique_{i}_{name}"
+
+
 def _between_column(i: int) -> str:
     return f"__cdc_expect_between_{i}"
 
@@ -207,7 +217,7 @@ def _gx_expectation(e: Expectation, i: int, now: dt.datetime, projected: frozens
     if kind is ExpectationType.NOT_NULL:
         return gxe.ExpectColumnValuesToNotBeNull(column=e.column, meta=meta)
     if kind is ExpectationType.UNIQUE:
-        cols = e.columns or []
+        cols = [_unique_column(i, c) if _unique_column(i, c) in projected else c for c in e.columns or []]
         if len(cols) == 1:
             return gxe.ExpectColumnValuesToBeUnique(column=cols[0], meta=meta)
         return gxe.ExpectCompoundColumnsToBeUnique(column_list=cols, meta=meta)

@@ -13,9 +13,10 @@ from pyspark.sql import functions as sf
 from silver.context import view_name
 from silver.decode import KEY, OP, REASON, SEQ, VALUE
 from silver.delta_io import read_delta_or_none
+from silver.errors import SilverTableError
 from silver.sql import quote_path_table
 
-__all__ = ["QUARANTINE_COLUMNS", "quarantine"]
+__all__ = ["QUARANTINE_COLUMNS", "quarantine", "quarantine_disabled"]
 
 QUARANTINE_COLUMNS = ("silver_table", "topic", "seq", "key", "value", "op", "reason", "run_id", "quarantined_at")
 
@@ -38,3 +39,14 @@ def quarantine(spark: SparkSession, location: str, *, table: str, topic: str, ru
                   "ON q.silver_table = s.silver_table AND q.seq = s.seq WHEN NOT MATCHED THEN INSERT *").collect()
     finally:
         spark.catalog.dropTempView(view)
+
+
+def quarantine_disabled(table: str, count: int, bad: DataFrame) -> SilverTableError:
+    """The error that stops a table with ``count`` events to set aside while the quarantine is
+    disabled; it names one of their reasons."""
+    sample = bad.select(REASON).limit(1).collect()[0][REASON]
+    return SilverTableError(
+        f"silver table {table!r}: {count} event(s) cannot be applied (e.g. {sample}) and "
+        "quarantine is disabled; enable silver_options.quarantine or fix the source",
+        table=table,
+    )

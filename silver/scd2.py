@@ -13,6 +13,9 @@ dropped, versions are inserted only if ``(key, _cdc_seq)`` is new, and a version
 only by an event with a higher ``seq``. So re-running an increment changes nothing.
 Unchanged-TOAST placeholders take the previous version's value (from the increment, or from
 silver's current version when the key had no delete or truncate before it in the increment).
+
+A table's expectations are checked on the versions the increment opens before anything is
+written (`silver.gate_scd2`); a quarantined version is left out of the increment.
 """
 
 from __future__ import annotations
@@ -26,8 +29,9 @@ from silver.context import ApplyContext, ApplyResult, count_changes, stage, view
 from silver.declarations import SilverTable
 from silver.decode import KIND, OP, REASON, SEQ, TS, UNAVAILABLE, DecodePlan
 from silver.evolution import EvolutionPlan, apply_evolution, cast_to
+from silver.gate_scd2 import gate_versions
 from silver.name_lists import names_where
-from silver.quarantine import quarantine
+from silver.quarantine import quarantine, quarantine_disabled
 from silver.scan import IncrementScan, Truncate
 from silver.sql import column, qualified, quote
 from silver.target import SilverTarget
@@ -44,9 +48,6 @@ def apply_scd2(ctx: ApplyContext, decl: SilverTable, target: SilverTarget, bronz
     staged = stage(ctx, plan.decode(events), "events")
     counts = count_changes(staged)
     result.upserts, result.deletes, result.quarantined = counts.upserts, counts.deletes, counts.bad
-    if counts.bad:
-        quarantine(ctx.spark, ctx.quarantine_location, table=decl.table, topic=decl.source, run_id=ctx.run_id,
-                   bad=staged.where(sf.col(REASON).isNotNull()))
     keys = [c.silver for c in plan.key_columns]
     good = staged.where(sf.col(REASON).isNull())
     current = target.read(ctx.spark) if exists else None
@@ -54,6 +55,20 @@ def apply_scd2(ctx: ApplyContext, decl: SilverTable, target: SilverTarget, bronz
         good = _after_high_water(good, current, keys, decl)
     if counts.unavailable:
         good = stage(ctx, _fill_placeholders(good, current, plan, keys, scan, decl), "filled")
+    bad = staged.where(sf.col(REASON).isNotNull())
+    if decl.expectations:  # before any write: a failing gate leaves everything as it was
+        good, result.quality = gate_versions(ctx, decl, good, plan, truncates=scan.truncates, current=current,
+                                             seq_from=scan.min_seq, seq_to=scan.max_seq)
+        gated = len(result.quality.quarantine_reasons())
+        if gated:  # set aside before the versions are planned: as if those changes never arrived
+            bad = bad.unionByName(good.where(sf.col(REASON).isNotNull()))
+            good = good.where(sf.col(REASON).isNull())
+            result.upserts, result.quarantined = result.upserts - gated, result.quarantined + gated
+    if result.quarantined and not ctx.options.quarantine.enabled:  # before any write, as on SCD1
+        raise quarantine_disabled(decl.table, result.quarantined, bad)
+    if result.quarantined:
+        quarantine(ctx.spark, ctx.quarantine_location, table=decl.table, topic=decl.source, run_id=ctx.run_id,
+                   bad=bad)
     versions = _versions(good, keys, scan.truncates)
     if current is None:
         target.create(ctx.spark, _version_rows(decl, versions.where(sf.col(KIND) == "u"), plan))

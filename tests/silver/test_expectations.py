@@ -90,14 +90,14 @@ def test_bad_expectations_name_file_line_and_key(tmp_path, body, expected):
     assert expected in _problems(tmp_path, body)
 
 
-def test_expectations_on_an_scd2_table_are_refused(tmp_path):
+def test_expectations_on_an_scd2_table_are_accepted(tmp_path):
     path = tmp_path / "pipeline.yaml"
     path.write_text(HEAD.replace("    expectations:\n", "    history: scd2\n    expectations:\n")
                     + "      - {type: not_null, column: a, action: warn}\n")
-    with pytest.raises(ConfigError) as info:
-        load_validated(path, env={}, secrets=False, connectors=False)
-    assert "pipeline.yaml:11: silver[0].expectations: expectations are checked on history: scd1 tables only" \
-        in str(info.value)
+    loaded = load_validated(path, env={}, secrets=False, connectors=False)
+    (table,) = loaded.config.silver
+    assert table.history == "scd2"
+    assert [e.label for e in table.expectations] == ["not_null_a"]
 
 
 def test_validate_exits_2_without_a_traceback(tmp_path):
