@@ -20,7 +20,8 @@ from tests.support.capture_process import CaptureProcess
 from tests.support.silver_processes import ROOT, SPARK_CONF, SilverProcess, pipeline_with_silver, silver_problems
 from tests.support.spark_submit import SPARK_SUBMIT, project_wheel, submit_env
 
-pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.classic_spark]
+pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.classic_spark,
+              pytest.mark.classic_subprocess]  # Spark only in child processes: scripts/test.sh runs it in the Sail half
 
 SIZES = {"accounts": 150, "big": 50, "orders": 150}
 

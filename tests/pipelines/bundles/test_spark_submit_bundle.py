@@ -26,7 +26,8 @@ from tests.pipelines.exactly_once_support import Workload, create_schema
 from tests.support.silver_processes import ROOT, SilverProcess, pipeline_with_silver, silver_problems
 from tests.support.spark_submit import SPARK_HOME, run
 
-pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.classic_spark]
+pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.classic_spark,
+              pytest.mark.classic_subprocess]  # Spark only in child processes: scripts/test.sh runs it in the Sail half
 
 SIZES = {"accounts": 120, "big": 20, "orders": 120}
 SECRET = "s3cr3t-not-in-the-archive"
