@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from cdc_sources.spi import CdcError, SourceError
+from cdc_sources.spi import CdcError, ConfigError, SourceError
 from cdc_sources.spi.retry import RetryPolicy
 
 if TYPE_CHECKING:
@@ -74,6 +74,8 @@ def restart_server(start: Callable[[], SparkSession], *, stats: SailServerStats,
     while True:
         try:
             session = start()
+        except ConfigError as exc:  # what a server process that exits or stays silent raises
+            error = "; ".join(problem.message for problem in exc.problems)
         except CdcError as exc:
             error = str(exc)
         except Exception as exc:  # the Spark Connect client could not open a session on the new server
@@ -88,7 +90,7 @@ def restart_server(start: Callable[[], SparkSession], *, stats: SailServerStats,
             raise SourceError(f"the Sail server process did not start again after {attempt} attempt(s); "
                               f"the last one: {error}")
         delay = policy.delay_seconds(attempt)
-        say(f"silver: the Sail server process did not start ({error}); retry {attempt} in {delay:.1f}s")
+        say(f"silver: restarting the Sail server: {error}; retry {attempt} in {delay:.1f}s")
         if stop is not None and stop.wait(delay):
             raise SourceError(f"stopped while restarting the Sail server process; its last start: {error}")
         if stop is None:
