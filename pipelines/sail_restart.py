@@ -75,7 +75,7 @@ def restart_server(start: Callable[[], SparkSession], *, stats: SailServerStats,
         try:
             session = start()
         except ConfigError as exc:  # what a server process that exits or stays silent raises
-            error = "; ".join(problem.message for problem in exc.problems)
+            error = "; ".join(problem.message for problem in exc.attrs["problems"])
         except CdcError as exc:
             error = str(exc)
         except Exception as exc:  # the Spark Connect client could not open a session on the new server
