@@ -151,15 +151,20 @@ def main(argv: list[str] | None = None) -> int:
                               cwd=Path(__file__).resolve().parents[1],
                               env={**os.environ, **VARIANT_ENV.get(variant, {})})
         results.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        print(_row(results[-1], a.commits), file=sys.stderr, flush=True)  # each as it ends: a long run shows progress
     print(f"\n{a.commits} commits x {a.tables} table(s), {a.rows} rows per data file, reopened every "
           f"{a.reopen_every} commits\n")
     print("| variant | RSS at 10% MB | RSS at end MB | slope KB/commit (after 10%) | ms/commit |")
     print("|---|---:|---:|---:|---:|")
     for r in results:
-        pts = [(c, m) for c, m in r["samples"] if c >= a.commits // 10]
-        print(f"| {r['variant']} | {pts[0][1]:.0f} | {pts[-1][1]:.0f} | {1024 * _slope(pts):.1f} "
-              f"| {1000 * r['seconds'] / a.commits:.1f} |")
+        print(_row(r, a.commits))
     return 0
+
+
+def _row(r: dict[str, Any], commits: int) -> str:
+    pts = [(c, m) for c, m in r["samples"] if c >= commits // 10]
+    return (f"| {r['variant']} | {pts[0][1]:.0f} | {pts[-1][1]:.0f} | {1024 * _slope(pts):.1f} "
+            f"| {1000 * r['seconds'] / commits:.1f} |")
 
 
 if __name__ == "__main__":
