@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from bronze.delta_allocator import configure_delta_allocator
 from cdc_sources.spi import CdcError, ConfigError, MissingDependencyError
 from pipelines.bundles.command import add_bundle_parser
 from pipelines.signal_command import add_signal_parser
@@ -186,6 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     verbose, quiet = getattr(args, "verbose", 0), getattr(args, "quiet", False)
     _setup_logging(verbose, quiet, getattr(args, "log_format", "text"))
     say = (lambda _m: None) if quiet else (lambda m: print(m, flush=True))
+    configure_delta_allocator()  # before any command loads delta-rs
     try:
         from pipelines import commands
 

@@ -10,7 +10,8 @@ Metric names follow Debezium's JMX attributes as the Prometheus JMX exporter sho
 ``plugin`` (``postgres``, ``mysql``, ``mariadb``) and ``name`` (the source); ``RowsScanned``
 also by ``table``. ``LastEvent`` and ``SourceEventPosition`` are text in Debezium: here they
 are info-style gauges (value 1) whose labels carry the text. Numbers Debezium does not have
-(bronze commits, bytes, commit time) are ``cdc_lakehouse_*``.
+(bronze commits, bytes, commit time) are ``cdc_lakehouse_*``, as are the counters of the Sail
+server's restarts in a looping ``run`` (`pipelines.sail_restart`; not per source).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cdc_sources.spi import SourceError
+from pipelines.sail_restart import SailServerStats
 
 if TYPE_CHECKING:
     from pipelines.metrics_http import MetricsServer
@@ -208,6 +210,8 @@ class CaptureMetrics:
     def __init__(self) -> None:
         self._sources: dict[str, SourceMetrics] = {}
         self._lock = threading.Lock()
+        self.sail_server = SailServerStats()
+        """The Sail server's restarts, when a looping run counts them (zero otherwise)."""
 
     def source(self, name: str, plugin: str) -> SourceMetrics:
         """The source's metrics, created on first use."""
@@ -230,11 +234,14 @@ STREAMING_METRICS = ("MilliSecondsBehindSource", "TotalNumberOfEventsSeen", "Tot
                      "SourceEventPosition", "NumberOfCommittedTransactions", "Connected", "MilliSecondsSinceLastEvent")
 OWN_METRICS = ("up", "bronze_commits", "bronze_records_committed", "bronze_bytes_committed",
                "last_commit_timestamp_seconds")
+PROCESS_COUNTERS = ("sail_server_restarts", "sail_server_start_failures")
+"""Counters of the whole process, not of a source (``_total`` in the text format)."""
 
 
 def exported_names() -> frozenset[str]:
     """Every metric family name `/metrics` can show."""
-    return frozenset({PREFIX + n for n in SNAPSHOT_METRICS + STREAMING_METRICS} | {OWN_PREFIX + n for n in OWN_METRICS})
+    return frozenset({PREFIX + n for n in SNAPSHOT_METRICS + STREAMING_METRICS}
+                     | {OWN_PREFIX + n for n in OWN_METRICS + PROCESS_COUNTERS})
 
 
 def health(metrics: CaptureMetrics) -> tuple[bool, dict[str, Any]]:

@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from pipelines.metrics import OWN_PREFIX, PREFIX, CaptureMetrics, CaptureState, MetricsView, health
@@ -27,7 +27,7 @@ class _Collector(Collector):
     def __init__(self, metrics: CaptureMetrics) -> None:
         self.metrics = metrics
 
-    def collect(self) -> Iterator[GaugeMetricFamily]:
+    def collect(self) -> Iterator[Metric]:
         views = self.metrics.views()
         labels = ["context", "plugin", "name"]
         families: dict[str, GaugeMetricFamily] = {}
@@ -77,6 +77,12 @@ class _Collector(Collector):
             if v.last_commit_at is not None:
                 gauge("last_commit_timestamp_seconds", "", v, v.last_commit_at, "Unix time of the last bronze commit")
         yield from families.values()
+        restarts, start_failures = self.metrics.sail_server.counts()
+        yield CounterMetricFamily(OWN_PREFIX + "sail_server_restarts",
+                                  "Restarts of the Sail server process over its memory budget", value=restarts)
+        yield CounterMetricFamily(OWN_PREFIX + "sail_server_start_failures",
+                                  "Starts of a new Sail server process that failed (each retried or fatal)",
+                                  value=start_failures)
 
 
 

@@ -12,6 +12,7 @@ from pipelines.config import PipelineConfig
 from pipelines.gcs_spark import hadoop_gcs_conf, is_gcs
 from pipelines.metrics import CaptureMetrics
 from pipelines.object_store import export_for_sail, hadoop_s3a_conf, is_s3
+from pipelines.sail_restart import SailServerStats
 from pipelines.silver_runner import SilverRunResult, run_silver
 from pipelines.silver_stream import StreamRunResult, run_streams, stream_refusal, stream_trigger
 
@@ -19,7 +20,7 @@ Progress = Callable[[str], None]
 
 
 def build_silver(config: PipelineConfig, *, once: bool, progress: Progress | None = None,
-                 stop: threading.Event | None = None) -> SilverRunResult:
+                 stop: threading.Event | None = None, server_stats: SailServerStats | None = None) -> SilverRunResult:
     """Run the pipeline's silver tables (``once``: everything new, then return). On an S3 root
     the engine gets the lakehouse's storage options: embedded Sail as ``AWS_*``/``AZURE_*``/``GOOGLE_*``
     environment variables (`export_for_sail`), classic Spark as S3A, ABFS or GCS connector settings under
@@ -42,7 +43,7 @@ def build_silver(config: PipelineConfig, *, once: bool, progress: Progress | Non
     return run_silver(
         root=config.lakehouse.root, engine=engine, tables=config.silver, options=config.silver_options,
         sources=config.topic_prefixes(), once=once, progress=progress,
-        storage_options=config.lakehouse.storage_options or None, stop=stop,
+        storage_options=config.lakehouse.storage_options or None, stop=stop, server_stats=server_stats,
     )
 
 
@@ -98,9 +99,14 @@ def run_continuously(config: PipelineConfig, *, progress: Progress | None = None
     thread = threading.Thread(target=capture, name="capture", daemon=True)
     thread.start()
     try:
-        result = build_silver(config, once=False, progress=progress, stop=stop)
+        result = build_silver(config, once=False, progress=progress, stop=stop,
+                              server_stats=None if metrics is None else metrics.sail_server)
     except KeyboardInterrupt:
         stop.set()
+        raise
+    except Exception:  # silver cannot go on (a Sail server that did not restart): capture stops cleanly too
+        stop.set()
+        thread.join()
         raise
     thread.join()  # capture commits or abandons its batch in flight and closes
     if failure:

@@ -9,7 +9,8 @@ missing schema, engine error) is reported and left untouched; the others carry o
 
 A looping run on Sail runs the server in a child process (`pipelines.sail_process`) and restarts
 it between two passes when its resident memory exceeds ``engine.server_memory_mb``: progress is
-read from the Delta tables at every pass, so a restart neither loses nor repeats an increment.
+read from the Delta tables at every pass, so a restart neither loses nor repeats an increment. A
+new server that fails to start is retried (`pipelines.sail_restart`) before the run ends with an error.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pyspark.sql import SparkSession
 from bronze.schema import topic_path
 from cdc_sources.spi import CdcError, ConfigError, ConfigProblem
 from pipelines.engine import EngineSpec, create_session, server_rss_bytes, stop_session
+from pipelines.sail_restart import SailServerStats, restart_server
 from silver.bronze_reader import SeqRange, bronze_files, plan_range, read_range, spark_range
 from silver.consistency import SourceCut, committed_cut, cut_upto_seq
 from silver.context import ApplyContext
@@ -148,7 +150,7 @@ def source_of_topic(topic: str, sources: Mapping[str, str]) -> str:
 def run_silver(*, root: str, engine: EngineSpec, tables: Sequence[SilverTable], options: SilverOptions,
                sources: Mapping[str, str], once: bool, progress: Callable[[str], None] | None = None,
                storage_options: Mapping[str, str] | None = None, stop: threading.Event | None = None,
-               spark: SparkSession | None = None) -> SilverRunResult:
+               spark: SparkSession | None = None, server_stats: SailServerStats | None = None) -> SilverRunResult:
     """Run the silver tables (see module doc); returns the per-table results of every pass (looping: of the
     last `LOOP_PASSES_KEPT` passes; failures are counted over all of them).
 
@@ -163,15 +165,19 @@ def run_silver(*, root: str, engine: EngineSpec, tables: Sequence[SilverTable], 
         storage_options: object-store options for delta-rs metadata reads.
         stop: set it to end a looping run after the current pass.
         spark: an existing session to use (not stopped at the end).
+        server_stats: counts the Sail server's restarts (for the metrics server).
 
     Raises:
         ConfigError: a table's topic matches no source.
+        SourceError: a restarted Sail server did not start within its retries.
     """
     owners = {t.table: source_of_topic(t.source, sources) for t in tables}
     session = spark if spark is not None else create_session(engine, looping=not once)
+    live = True  # False while a restart has stopped the old server and not yet started the new one
     say = progress or (lambda _line: None)
     result = SilverRunResult(kept=None if once else LOOP_PASSES_KEPT * max(1, len(tables)))
     storage = dict(storage_options or options.storage_options)
+    stats = server_stats if server_stats is not None else SailServerStats()
     try:
         runner = _Runner(session, root, options, storage, say)
         while True:
@@ -179,12 +185,13 @@ def run_silver(*, root: str, engine: EngineSpec, tables: Sequence[SilverTable], 
             if once or (stop is not None and stop.is_set()):
                 break
             if spark is None and _over_budget(session, engine, say):  # between passes, never in one
-                began = time.monotonic()
                 stop_session(session)
-                session = create_session(engine, looping=True)
+                live = False
+                session = restart_server(lambda: create_session(engine, looping=True), stats=stats, say=say,
+                                         stop=stop)
+                live = True
                 runner = _Runner(session, root, options, storage, say)
                 result.server_restarts += 1
-                say(f"silver: the Sail server process restarted in {time.monotonic() - began:.1f}s")
             if stop is not None and stop.wait(options.interval_seconds):
                 break
             if stop is None:
@@ -192,7 +199,7 @@ def run_silver(*, root: str, engine: EngineSpec, tables: Sequence[SilverTable], 
     except KeyboardInterrupt:
         say("silver: interrupted; stopping after the last completed table")
     finally:
-        if spark is None:
+        if spark is None and live:
             stop_session(session)
     return result
 
