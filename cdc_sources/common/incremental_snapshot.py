@@ -286,6 +286,7 @@ class IncrementalSnapshotter:
             elif isinstance(item, ChangeRecord | ChangeBlock):
                 yield from self._records([item])
             elif isinstance(item, Checkpoint):
+                self._at_checkpoint(item)
                 self._poll_file()
                 yield from self._drain()
                 if self.blocking is not None:  # a blocking snapshot asked for runs here, at a transaction end
@@ -294,6 +295,9 @@ class IncrementalSnapshotter:
                     yield self._with_state(item)
             else:
                 yield item
+
+    def _at_checkpoint(self, cp: Checkpoint) -> None:
+        """Called at each checkpoint of the stream before it is passed on (rows queued here precede it)."""
 
     def _drain(self) -> Iterator[StreamItem]:
         out, self._out = self._out, []
@@ -436,13 +440,9 @@ class IncrementalSnapshotter:
                 signal_table = tuple(self.signals.table.parts) if self.signals.table else ()
                 self.blocking.execute(signal_id, correlation_id, a, [t for t in self.tables if t != signal_table])
             return
-        if self.read_only:
-            log.error("signal %s: read.only is set, and incremental snapshots write watermarks to the signal "
-                      "table (read-only incremental snapshots are not supported yet): ignored", signal_id)
-            return
-        if self.signal_topic is None or not self.signals.source_enabled:
-            log.warning("signal %s: incremental snapshots need the signal table (signal.data.collection, "
-                        "channel source) for their watermarks: ignored", signal_id)
+        why = self.unavailable()
+        if why is not None:
+            log.error("signal %s: %s: ignored", signal_id, why)
             return
         signal_table = tuple(self.signals.table.parts) if self.signals.table else ()
         names = [t for t in matching(a.collections, self.tables) if t != signal_table]

@@ -31,11 +31,13 @@ __all__ = [
     "K_PAUSED",
     "K_PRIMARY_KEY",
     "K_TABLE_START",
+    "K_WATERMARKS",
     "K_WINDOW",
     "K_WINDOW_OPENED",
     "POSITION_ID",
     "POSITION_LAST",
     "POSITION_START",
+    "ChunkWatermarks",
     "IncrementalState",
     "SnapshotCollection",
     "without_state",
@@ -50,6 +52,7 @@ K_WINDOW_OPENED = "incremental_snapshot_window_opened"
 
 K_PAUSED = "incremental_snapshot_paused"
 K_TABLE_START = POSITION_INCREMENTAL_START
+K_WATERMARKS = "incremental_snapshot_window_watermarks"
 _C_ID = "incremental_snapshot_collections_id"
 _C_CONDITION = "incremental_snapshot_collections_additional_condition"
 _C_SURROGATE = "incremental_snapshot_collections_surrogate_key"
@@ -74,6 +77,35 @@ class SnapshotCollection:
 
 
 @dataclass(frozen=True)
+class ChunkWatermarks:
+    """A read-only incremental snapshot's pending chunk (``read.only``: nothing in the signal table).
+
+    Attributes:
+        low: the low watermark, read from the server before the chunk (PostgreSQL: the oldest
+            transaction id still running, ``pg_snapshot_xmin(pg_current_snapshot())``).
+        high: the high watermark, read after the chunk (PostgreSQL: the flushed WAL position).
+        upto: the chunking key of the chunk's last row (a restart reads the same range again).
+        more: whether rows were left after the chunk.
+        seq: orders chunks closing at the same high watermark (no WAL written between them):
+            microseconds since the epoch at the read, above the previous chunk's.
+    """
+
+    low: int
+    high: int
+    upto: tuple[str | None, ...]
+    more: bool
+    seq: int
+
+    def to_text(self) -> str:
+        return orjson.dumps([self.low, self.high, list(self.upto), self.more, self.seq]).decode()
+
+    @classmethod
+    def from_text(cls, text: str) -> ChunkWatermarks:
+        low, high, upto, more, seq = orjson.loads(text)
+        return cls(int(low), int(high), tuple(upto), bool(more), int(seq))
+
+
+@dataclass(frozen=True)
 class IncrementalState:
     """A running incremental snapshot (immutable: every change makes a new state).
 
@@ -88,6 +120,7 @@ class IncrementalState:
         paused: whether ``pause-snapshot`` holds the next chunk back.
         table_start: the commit LSN of the watermark that opened the current table's first
             chunk (its max key is read after it), once the stream has passed it.
+        watermarks: the pending chunk's watermarks and range in a read-only snapshot.
     """
 
     correlation_id: str
@@ -98,6 +131,7 @@ class IncrementalState:
     window_opened: bool = False
     paused: bool = False
     table_start: int | None = None
+    watermarks: ChunkWatermarks | None = None
 
     @property
     def current(self) -> SnapshotCollection | None:
@@ -106,7 +140,7 @@ class IncrementalState:
     def next_table(self) -> IncrementalState:
         """The state once the current table is done."""
         return replace(self, collections=self.collections[1:], last_key=None, max_key=None, window=None,
-                       window_opened=False, table_start=None)
+                       window_opened=False, table_start=None, watermarks=None)
 
     def to_offset(self) -> dict[str, Any]:
         """The offset keys of this state."""
@@ -121,6 +155,7 @@ class IncrementalState:
             K_WINDOW_OPENED: self.window_opened,
             K_PAUSED: self.paused,
             K_TABLE_START: self.table_start,
+            K_WATERMARKS: None if self.watermarks is None else self.watermarks.to_text(),
         }
 
     @classmethod
@@ -136,7 +171,8 @@ class IncrementalState:
         return cls(str(offset.get(K_CORRELATION_ID) or ""), collections, last_key=_key(offset.get(K_PRIMARY_KEY)),
                    max_key=_key(offset.get(K_MAXIMUM_KEY)), window=offset.get(K_WINDOW) or None,
                    window_opened=bool(offset.get(K_WINDOW_OPENED)), paused=bool(offset.get(K_PAUSED)),
-                   table_start=None if offset.get(K_TABLE_START) is None else int(offset[K_TABLE_START]))
+                   table_start=None if offset.get(K_TABLE_START) is None else int(offset[K_TABLE_START]),
+                   watermarks=ChunkWatermarks.from_text(offset[K_WATERMARKS]) if offset.get(K_WATERMARKS) else None)
 
 
 def _key(text: Any) -> tuple[str | None, ...] | None:

@@ -1,8 +1,9 @@
 """Delivering a signal for ``cdc-lakehouse signal``: the channel choice every connector shares.
 
-The ``source`` channel (a row in the signal table) wins when it is enabled; otherwise the line is
-appended to the ``file`` channel; with neither, the signal is refused. The connector supplies only
-the insert into its signal table, in its own SQL dialect and with its own error classification.
+The ``source`` channel (a row in the signal table) wins when it is enabled and ``read.only`` is not
+set; otherwise the line is appended to the ``file`` channel; with neither, the signal is refused.
+The connector supplies only the insert into its signal table, in its own SQL dialect and with its
+own error classification.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ def deliver_signal(options: Mapping[str, Any], signal_id: str, kind: str, data: 
         OperationRefusedError: neither channel is enabled.
     """
     settings = signal_settings(options)
-    if settings.source_enabled and settings.table is not None:
+    read_only = str(options.get("read.only", False)).strip().lower() == "true"
+    if settings.source_enabled and settings.table is not None and not read_only:
         insert(settings.table, (signal_id, kind, data))
         return f"signal table {settings.table.text}"
     if settings.file_enabled:
@@ -41,6 +43,9 @@ def deliver_signal(options: Mapping[str, Any], signal_id: str, kind: str, data: 
         with Path(settings.file).open("ab") as f:
             f.write(line + b"\n")
         return f"signal file {settings.file}"
+    if read_only:
+        raise OperationRefusedError(
+            "read.only is set, so signals are not written to the source: add file to signal.enabled.channels")
     raise OperationRefusedError(
         "no signal channel to write to: set signal.data.collection (channel source) or add file to "
         "signal.enabled.channels")

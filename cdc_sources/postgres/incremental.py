@@ -115,7 +115,8 @@ class PostgresChunkSource:
             self.announced.add(codec.topic)
         if not chunk.rows:
             return out
-        lsn = order_key[1] if len(order_key) > 1 else order_key[0]
+        # a read-only snapshot's rows follow (high watermark, 0, 0): their lsn is the watermark's
+        lsn = order_key[1] if len(order_key) > 1 and order_key[1] else order_key[0]
         commit = orjson.loads(position).get("lsn_commit")
         now_us = time.time_ns() // 1000
         source = orjson.dumps(self.source.block(schema=codec.schema, table=codec.table, ts_us=now_us,

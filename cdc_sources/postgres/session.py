@@ -7,6 +7,7 @@ import logging
 import time
 import uuid
 from collections.abc import Iterator, Mapping
+from functools import partial
 from typing import Any
 
 import orjson
@@ -16,6 +17,7 @@ from cdc_sources.common.captured_tables import NEW_TABLES_OPTION, CapturedTables
 from cdc_sources.common.filters import no_table_matches
 from cdc_sources.common.incremental_snapshot import IncrementalSnapshotter
 from cdc_sources.common.incremental_state import IncrementalState
+from cdc_sources.common.readonly_watermarks import ReadOnlyIncrementalSnapshotter
 from cdc_sources.common.signal_options import signal_settings
 from cdc_sources.common.snapshot_plan import StoredState, plan_snapshot
 from cdc_sources.postgres import pgoutput as pg
@@ -29,6 +31,7 @@ from cdc_sources.postgres.envelope import SourceInfo, dumps
 from cdc_sources.postgres.errors import OffsetUnavailableError, classify
 from cdc_sources.postgres.incremental import PostgresChunkSource
 from cdc_sources.postgres.offset import PostgresOffset
+from cdc_sources.postgres.readonly_watermarks import PostgresWatermarks
 from cdc_sources.postgres.schema import TableCodec, build_codec
 from cdc_sources.postgres.slot_acquire import acquire_slot, slot_retry_policy
 from cdc_sources.postgres.snapshot_columnar import PostgresColumnarSnapshotReader, SnapshotTable
@@ -253,12 +256,13 @@ class PostgresCaptureSession:
                 conn=self.conn, tables=self.tables, codec_for=self._codec_for_info, source=self.source,
                 signal_table=(table.parts[0], table.parts[1]) if table is not None and len(table.parts) == 2 else None,
                 headers=self.headers)
-            self.incremental = IncrementalSnapshotter(
+            make = (partial(ReadOnlyIncrementalSnapshotter, watermarks=PostgresWatermarks(self.conn))
+                    if self.config.opt("read.only") else IncrementalSnapshotter)
+            self.incremental = make(
                 source=source, signals=self.signals, tables=[(t.schema, t.name) for t in self.tables],
                 prefix=self.config.name, chunk_size=int(self.config.opt("incremental.snapshot.chunk.size")),
                 # a snapshot taken by this run read every table anew: an older incremental one is moot
                 state=self.incremental_state if self._consistent_point is None else None,
-                read_only=bool(self.config.opt("read.only")),
                 blocking=BlockingSnapshotter(PostgresBlockingSource(source),
                                              self.blocking_stored if self._consistent_point is None else None))
         return self.incremental

@@ -1,0 +1,201 @@
+"""Read-only incremental snapshots (``read.only``): watermarks from the server's transaction state.
+
+With ``read.only`` nothing may be written to the source, so a chunk's window cannot be marked by
+rows in the signal table. As Debezium does, the connector reads its watermarks from the server
+instead (`TransactionWatermarks`):
+
+1. the *low* watermark, before the chunk is read: the oldest transaction still running
+   (PostgreSQL: ``pg_snapshot_xmin(pg_current_snapshot())``). Every transaction that commits
+   after the chunk's read was running or not begun then, so its id is at least the low
+   watermark: the window opens at the first streamed transaction whose id is (and the
+   de-duplication rule applies from there, as with a signal-table window);
+2. the *high* watermark, after the chunk is read: a stream position (PostgreSQL: the flushed
+   WAL position, ``pg_current_wal_flush_lsn()``). The window closes where the stream passes it:
+   before the first record of a transaction committed at or beyond it, or at a checkpoint at
+   or beyond it (an idle server still completes the snapshot). The remaining rows are emitted
+   there, with order keys derived from the high watermark and the chunk's ``seq`` alone
+   (`close_order_key`), so a restart emits them at the same order keys wherever it notices
+   the close (chunks closing at one high watermark, on a server writing nothing, follow each
+   other by ``seq``).
+
+The watermarks and the chunk's key range ride in the offset (`ChunkWatermarks`): a restart
+re-reads the same range and closes at the same high watermark. Signals come only from the
+``file`` channel (and ``cdc-lakehouse signal``, which then appends to it).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Protocol
+
+import orjson
+
+from cdc_sources.common.incremental_snapshot import ChunkSource, IncrementalSnapshotter, _Window
+from cdc_sources.common.incremental_state import ChunkWatermarks, IncrementalState
+from cdc_sources.common.signal_options import SignalSettings
+from cdc_sources.common.signals import Watermark
+from cdc_sources.spi import ChangeBlock, ChangeRecord, Checkpoint, StreamItem, commit_mark, connector_offset
+
+if TYPE_CHECKING:
+    from cdc_sources.common.blocking_snapshot import BlockingSnapshotter
+
+log = logging.getLogger(__name__)
+
+__all__ = ["ReadOnlyIncrementalSnapshotter", "TransactionWatermarks"]
+
+
+class TransactionWatermarks(Protocol):
+    """What a read-only incremental snapshot needs from a connector: watermarks read from the
+    server's transaction state, and where the stream stands against them."""
+
+    def low(self) -> int:
+        """The low watermark, read before a chunk."""
+        ...
+
+    def high(self) -> int:
+        """The high watermark, read after a chunk."""
+        ...
+
+    def opens(self, low: int, position: str) -> bool:
+        """Whether a streamed record at ``position`` (its JSON text) belongs to a transaction the low
+        watermark says may have committed after the chunk's read."""
+        ...
+
+    def passed(self, high: int, order_key: tuple[int, ...]) -> bool:
+        """Whether a streamed record with ``order_key`` lies at or beyond the high watermark."""
+        ...
+
+    def checkpoint_passed(self, high: int, offset: dict[str, object]) -> bool:
+        """Whether the stream, at a checkpoint with ``offset``, has read everything before the high watermark."""
+        ...
+
+    def close_order_key(self, high: int, seq: int) -> tuple[int, ...]:
+        """The order key the chunk's rows follow: after every record before the high watermark,
+        before every record at or beyond it, increasing with ``seq`` (`ChunkWatermarks.seq`)."""
+        ...
+
+    def close_position(self, high: int, mark: int | None) -> str:
+        """The position (JSON text) of the chunk's rows; ``mark``: the commit mark at the close."""
+        ...
+
+
+class ReadOnlyIncrementalSnapshotter(IncrementalSnapshotter):
+    """An `IncrementalSnapshotter` that writes nothing to the source (see the module doc).
+
+    Args:
+        watermarks: the connector's watermarks.
+        others: as for `IncrementalSnapshotter` (``read_only`` is implied).
+    """
+
+    def __init__(self, *, watermarks: TransactionWatermarks, source: ChunkSource, signals: SignalSettings,
+                 tables: Sequence[tuple[str, str]] | Callable[[], Sequence[tuple[str, str]]],
+                 prefix: str, chunk_size: int, state: IncrementalState | None, delimiter: str = ".",
+                 blocking: BlockingSnapshotter | None = None) -> None:
+        super().__init__(source=source, signals=signals, tables=tables, prefix=prefix, chunk_size=chunk_size,
+                         state=state, read_only=True, delimiter=delimiter, blocking=blocking)
+        self.marks = watermarks
+
+    def unavailable(self) -> str | None:
+        return None
+
+    # -- the stream ---------------------------------------------------------------------------
+
+    def _pending(self) -> ChunkWatermarks | None:
+        st = self.state
+        if st is None or st.window is None or self.window is None:
+            return None
+        return st.watermarks
+
+    def _records(self, records: Iterable[ChangeRecord | ChangeBlock]) -> Iterator[StreamItem]:
+        batch: list[ChangeRecord | ChangeBlock] = []
+        for r in records:
+            wm = self._pending()
+            if wm is not None:
+                first_key = r.order_key(0) if isinstance(r, ChangeBlock) else r.order_key
+                if self.marks.passed(wm.high, first_key):
+                    if batch:
+                        yield from super()._records(batch)
+                        batch = []
+                    position = str(r.positions[0]) if isinstance(r, ChangeBlock) else r.position
+                    self._close(wm, commit_mark(orjson.loads(position)))
+                    yield from self._drain()
+                    wm = self._pending()
+                assert self.state is not None or wm is None
+                if wm is not None and self.state is not None and not self.state.window_opened:
+                    position = str(r.positions[0]) if isinstance(r, ChangeBlock) else r.position
+                    if self.marks.opens(wm.low, position):
+                        if batch:
+                            yield from super()._records(batch)
+                            batch = []
+                        self._watermark(Watermark(True, self.state.window or ""), (), None)
+            batch.append(r)
+        if batch:
+            yield from super()._records(batch)
+
+    def _at_checkpoint(self, cp: Checkpoint) -> None:
+        wm = self._pending()
+        if wm is None:
+            return
+        offset = connector_offset(cp.offset).to_dict()
+        if self.marks.checkpoint_passed(wm.high, offset):
+            self._close(wm, commit_mark(offset))
+
+    def _close(self, wm: ChunkWatermarks, mark: int | None) -> None:
+        st = self.state
+        assert st is not None and st.window is not None
+        self._watermark(Watermark(False, st.window), self.marks.close_order_key(wm.high, wm.seq),
+                        self.marks.close_position(wm.high, mark))
+
+    # -- chunks -------------------------------------------------------------------------------
+
+    def _read_chunk(self, *, resumed: bool) -> bool:
+        """Read the low watermark, the chunk, the high watermark; a restart re-reads the range
+        the offset names (its watermarks unchanged). False: the current table has nothing left."""
+        st = self.state
+        assert st is not None and st.current is not None
+        c = st.current
+        if (c.schema, c.table) not in self.tables:
+            log.warning("incremental snapshot %s: table %s is no longer captured: skipped", st.correlation_id, c.id)
+            return False
+        key = self.source.chunk_key(c)
+        if isinstance(key, str):
+            log.error("incremental snapshot %s: table %s: %s: skipped", st.correlation_id, c.id, key)
+            return False
+        src = self.source
+        chunk_id = self._chunk_id(st)
+        wm = st.watermarks if resumed and st.window == chunk_id else None
+        if wm is not None:
+            chunk = replace(src.read_chunk(c, key, st.last_key, wm.upto, None), last_key=wm.upto, more=wm.more)
+        else:
+            low = self.marks.low()
+            if st.max_key is None:
+                top = src.max_key(c, key)
+                if top is None:
+                    log.info("incremental snapshot %s: %s has no rows to read", st.correlation_id, c.id)
+                    return False
+                st = replace(st, max_key=top)
+            chunk = src.read_chunk(c, key, st.last_key, st.max_key, self.chunk_size)
+            if not chunk.rows:
+                self.state = st
+                return False
+            seq = max(time.time_ns() // 1000, st.watermarks.seq + 1 if st.watermarks else 0)
+            wm = ChunkWatermarks(low, self.marks.high(), tuple(chunk.last_key or ()), chunk.more, seq)
+            if st.table_start is None:  # the stream has not reached the read yet: it starts the table
+                self._await_start = True
+        self.window = _Window(chunk_id, c, chunk)
+        self.state = replace(st, window=chunk_id, window_opened=st.window_opened if resumed else False,
+                             watermarks=wm)
+        log.debug("incremental snapshot %s: chunk %s of %s: %d rows up to key %s (read-only)", st.correlation_id,
+                  chunk_id, c.id, len(chunk.rows), chunk.last_key)
+        return True
+
+    def _watermark(self, a: Watermark, order_key: tuple[int, ...] | None, position: str | None) -> None:
+        if a.opens:  # no order key: the low watermark is not a record
+            st = self.state
+            if st is not None and st.window == a.chunk_id:
+                self.state = replace(st, window_opened=True)
+            return
+        super()._watermark(a, order_key, position)  # the closed chunk's watermarks stay: the next one's seq follows
