@@ -18,7 +18,15 @@ from pipelines.config import parse_pipeline
 from tests.pipelines.test_incremental_resnapshot import _silver, _source
 from tests.support.capture_process import CaptureProcess, wait_until
 from tests.support.engines import SAIL_ONLY
-from tests.support.incremental_pg import Writer, incremental_count, incremental_rows, last_offset, setup_items
+from tests.support.incremental_pg import (
+    Writer,
+    fold,
+    incremental_count,
+    incremental_rows,
+    last_offset,
+    setup_items,
+    source_rows,
+)
 from tests.support.resnapshot_oracle import check_silver, silver_yaml
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.spark]
@@ -79,21 +87,29 @@ def test_readonly_incremental_snapshot_through_the_file_channel(pg_db, tmp_path,
     with open(signal_file, "ab") as f:
         f.write(orjson.dumps({"id": "ro-1", "type": "execute-snapshot",
                               "data": {"data-collections": ["public.items"], "type": "incremental"}}) + b"\n")
-    writer = Writer(pg_db, 9, top=600, ops=400)
+    writer = Writer(pg_db, 9, top=600, ops=100_000, pause_s=0.005)  # runs until the snapshot is done
     writer.start()
     capture = CaptureProcess(config, tmp_path).start_planned()
     assert wait_until(lambda: incremental_count(root) >= 100, 120, 0.02), capture.tail()
     capture.kill_running(" during the read-only incremental snapshot")
     assert "incremental_snapshot_collections" in last_offset(root), "the kill missed the snapshot"
-    capture.run_until_idle()
+    capture.start_planned()
+    assert wait_until(lambda: "incremental_snapshot_collections" not in last_offset(root), 120, 0.1), capture.tail()
+    writer.stop.set()
     writer.join()
     assert writer.error is None, writer.error
+    assert capture.terminate() == 0, capture.tail()
     capture.run_until_idle()
 
     assert "incremental_snapshot_collections" not in last_offset(root)
     snap = incremental_rows(root)
     untouched = {k for k in range(1, 601) if k % 7} - writer.touched
     assert untouched <= {r["v"]["after"]["id"] for r in snap}, "rows the snapshot never read"
+    # bronze's events applied in order (the stream never overtaken by older chunk rows); the rows
+    # deleted unseen (id % 7 == 0) are silver's to remove
+    got, want = fold(root), source_rows(pg_db)
+    assert {k: got.get(k) for k in got.keys() | want.keys() if k % 7 and got.get(k) != want.get(k)} == {}, \
+        "bronze != source"
     assert _writes_by(pg_db, role) == {"signal rows": 0, "role may insert": False}
     _silver(spark, cfg, root)
     check_silver(root, _source(pg_db), set(range(1, 601)) | writer.touched)
