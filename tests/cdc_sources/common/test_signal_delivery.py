@@ -42,3 +42,18 @@ def test_the_file_channel_gets_one_json_line_per_signal(tmp_path: Path) -> None:
 def test_no_channel_is_refused_with_what_to_set() -> None:
     with pytest.raises(OperationRefusedError, match=r"signal\.data\.collection.*signal\.enabled\.channels"):
         deliver_signal({}, "s1", "log", None, lambda table, row: None)
+
+
+def test_read_only_never_writes_the_signal_table(tmp_path: Path) -> None:
+    file = tmp_path / "signals.jsonl"
+
+    def no_insert(table: CollectionName, row: tuple[str, str, str | None]) -> None:
+        raise AssertionError("read.only: nothing may be written to the source")
+
+    options = {"read.only": True, "signal.data.collection": "public.dbz_signal",
+               "signal.enabled.channels": "source,file", "signal.file": str(file)}
+    assert deliver_signal(options, "s1", "execute-snapshot", DATA, no_insert) == f"signal file {file}"
+    assert [orjson.loads(line)["id"] for line in file.read_bytes().splitlines()] == ["s1"]
+    with pytest.raises(OperationRefusedError, match=r"read\.only.*add file to signal\.enabled\.channels"):
+        deliver_signal({**options, "read.only": "true", "signal.enabled.channels": "source"}, "s2", "log", None,
+                       no_insert)

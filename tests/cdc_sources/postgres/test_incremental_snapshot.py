@@ -139,15 +139,15 @@ def test_file_channel_and_a_quoted_table_name(pg_db, tmp_path):
     assert len(odd) == 70 and not path.exists()  # the file was consumed
 
 
-def test_read_only_source_gets_no_watermarks_and_no_snapshot(pg_db, tmp_path):
+def test_read_only_source_gets_no_watermarks_but_its_snapshot(pg_db, tmp_path):
     root = str(tmp_path / "lake")
     cfg = _started(pg_db, root, 30, **{"read.only": "true"})
-    signal(pg_db, "ro-1", "execute-snapshot", {"data-collections": ["public.items"]})
+    signal(pg_db, "ro-1", "execute-snapshot", {"data-collections": ["public.items"]})  # written by another
     run_capture(cfg, until_idle=True)
     with psycopg.connect(pg_db) as conn:
-        assert conn.execute("SELECT id FROM dbz_signal").fetchall() == [("ro-1",)]
+        assert conn.execute("SELECT id FROM dbz_signal").fetchall() == [("ro-1",)]  # no watermark rows
     assert [r["op"] for r in bronze(root, "pg.public.dbz_signal")] == ["c"]  # the signal itself, streamed
-    assert not (tmp_path / "lake" / "bronze" / "pg.public.items").exists()  # nothing read
+    assert sorted(_ids(root)) == list(range(1, 31))  # read by the read-only snapshot
 
 
 def test_a_full_snapshot_ends_a_running_incremental_one(pg_db, tmp_path):
