@@ -97,6 +97,9 @@ class ReadOnlyIncrementalSnapshotter(IncrementalSnapshotter):
         super().__init__(source=source, signals=signals, tables=tables, prefix=prefix, chunk_size=chunk_size,
                          state=state, read_only=True, delimiter=delimiter, blocking=blocking)
         self.marks = watermarks
+        self._last_cp: Checkpoint | None = None  # the stream's last checkpoint (its offset: where to resume)
+        self._deferred = False  # a chunk read waits for the first checkpoint of this run
+        self._announced: str | None = None  # the pending chunk an offset passed on names (it may close)
 
     def unavailable(self) -> str | None:
         return None
@@ -109,39 +112,52 @@ class ReadOnlyIncrementalSnapshotter(IncrementalSnapshotter):
             return None
         return st.watermarks
 
+    def _closable(self) -> ChunkWatermarks | None:
+        """The pending chunk's watermarks if a checkpoint passed on has named them: its rows may be
+        written (before that, a crash would make the next run read the chunk with other watermarks)."""
+        wm = self._pending()
+        return wm if wm is not None and self.state is not None and self.state.window == self._announced else None
+
+    def _with_state(self, cp: Checkpoint) -> Checkpoint:
+        out = super()._with_state(cp)
+        self._announced = self.state.window if self.state is not None else None
+        return out
+
     def _records(self, records: Iterable[ChangeRecord | ChangeBlock]) -> Iterator[StreamItem]:
         batch: list[ChangeRecord | ChangeBlock] = []
         for r in records:
-            wm = self._pending()
-            if wm is not None:
-                first_key = r.order_key(0) if isinstance(r, ChangeBlock) else r.order_key
-                if self.marks.passed(wm.high, first_key):
-                    if batch:
-                        yield from super()._records(batch)
-                        batch = []
-                    position = str(r.positions[0]) if isinstance(r, ChangeBlock) else r.position
-                    self._close(wm, commit_mark(orjson.loads(position)))
-                    yield from self._drain()
-                    wm = self._pending()
-                assert self.state is not None or wm is None
-                if wm is not None and self.state is not None and not self.state.window_opened:
-                    position = str(r.positions[0]) if isinstance(r, ChangeBlock) else r.position
-                    if self.marks.opens(wm.low, position):
-                        if batch:
-                            yield from super()._records(batch)
-                            batch = []
-                        self._watermark(Watermark(True, self.state.window or ""), (), None)
+            position = str(r.positions[0]) if isinstance(r, ChangeBlock) else r.position
+            wm = self._closable()
+            if wm is not None and self.marks.passed(wm.high, r.order_key(0) if isinstance(r, ChangeBlock)
+                                                    else r.order_key):
+                if batch:
+                    yield from super()._records(batch)
+                    batch = []
+                self._close(wm, commit_mark(orjson.loads(position)))
+                yield from self._drain()
+                if self._pending() is not None and self._last_cp is not None:
+                    # the next chunk's watermarks go into an offset before its rows can be written
+                    yield self._with_state(Checkpoint(self._last_cp.offset))
+            wm, st = self._pending(), self.state
+            if wm is not None and st is not None and not st.window_opened and self.marks.opens(wm.low, position):
+                if batch:
+                    yield from super()._records(batch)
+                    batch = []
+                self._watermark(Watermark(True, st.window or ""), (), None)
             batch.append(r)
         if batch:
             yield from super()._records(batch)
 
     def _at_checkpoint(self, cp: Checkpoint) -> None:
-        wm = self._pending()
-        if wm is None:
-            return
-        offset = connector_offset(cp.offset).to_dict()
-        if self.marks.checkpoint_passed(wm.high, offset):
-            self._close(wm, commit_mark(offset))
+        self._last_cp = cp
+        wm = self._closable()  # a chunk read now is named by this checkpoint, and closes at a later one
+        if wm is not None:
+            offset = connector_offset(cp.offset).to_dict()
+            if self.marks.checkpoint_passed(wm.high, offset):
+                self._close(wm, commit_mark(offset))
+        if self._deferred and self.state is not None and self.state.window is None:
+            super()._next_chunk()
+        self._deferred = False
 
     def _close(self, wm: ChunkWatermarks, mark: int | None) -> None:
         st = self.state
@@ -150,6 +166,17 @@ class ReadOnlyIncrementalSnapshotter(IncrementalSnapshotter):
                         self.marks.close_position(wm.high, mark))
 
     # -- chunks -------------------------------------------------------------------------------
+
+    def _next_chunk(self) -> None:
+        """Read the next chunk, once this run has seen a checkpoint: the checkpoint that follows
+        carries the chunk's watermarks (`_records` adds one when the read happens between
+        checkpoints), so its rows are never written before an offset that names their place
+        (a chunk read afresh after a restart would take other watermarks, its rows another place)."""
+        if self._last_cp is None:
+            self._deferred = True
+            return
+        self._deferred = False
+        super()._next_chunk()
 
     def _read_chunk(self, *, resumed: bool) -> bool:
         """Read the low watermark, the chunk, the high watermark; a restart re-reads the range
@@ -167,7 +194,8 @@ class ReadOnlyIncrementalSnapshotter(IncrementalSnapshotter):
         src = self.source
         chunk_id = self._chunk_id(st)
         wm = st.watermarks if resumed and st.window == chunk_id else None
-        if wm is not None:
+        if wm is not None:  # the offset named it
+            self._announced = chunk_id
             chunk = replace(src.read_chunk(c, key, st.last_key, wm.upto, None), last_key=wm.upto, more=wm.more)
         else:
             low = self.marks.low()

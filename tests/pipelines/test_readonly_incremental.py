@@ -1,12 +1,13 @@
 """Read-only incremental snapshots on PostgreSQL (``read.only: true``): capture connects as a role
 that cannot write (SELECT only, every transaction read-only), the snapshot is asked for through the
-``file`` signal channel while a writer changes the very rows being read, capture is SIGKILLed once
+``file`` signal channel while a writer changes the very rows being read, capture is SIGKILLed twice
 mid-snapshot; silver ends equal to the source (rows deleted while capture could not see them
 included) and nothing was written to the source. The oracle reads the source with psycopg and
 silver with delta-rs."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import orjson
@@ -89,10 +90,12 @@ def test_readonly_incremental_snapshot_through_the_file_channel(pg_db, tmp_path,
                               "data": {"data-collections": ["public.items"], "type": "incremental"}}) + b"\n")
     writer = Writer(pg_db, 9, top=600, ops=100_000, pause_s=0.005)  # runs until the snapshot is done
     writer.start()
-    capture = CaptureProcess(config, tmp_path).start_planned()
-    assert wait_until(lambda: incremental_count(root) >= 100, 120, 0.02), capture.tail()
-    capture.kill_running(" during the read-only incremental snapshot")
-    assert "incremental_snapshot_collections" in last_offset(root), "the kill missed the snapshot"
+    capture = CaptureProcess(config, tmp_path)
+    for target in (100, 250):  # SIGKILLed twice mid-snapshot
+        capture.start_planned()
+        assert wait_until(lambda: incremental_count(root) >= target, 120, 0.02), capture.tail()  # noqa: B023
+        capture.kill_running(" during the read-only incremental snapshot")
+        assert "incremental_snapshot_collections" in last_offset(root), "the kill missed the snapshot"
     capture.start_planned()
     assert wait_until(lambda: "incremental_snapshot_collections" not in last_offset(root), 120, 0.1), capture.tail()
     writer.stop.set()
@@ -104,7 +107,10 @@ def test_readonly_incremental_snapshot_through_the_file_channel(pg_db, tmp_path,
     assert "incremental_snapshot_collections" not in last_offset(root)
     snap = incremental_rows(root)
     untouched = {k for k in range(1, 601) if k % 7} - writer.touched
-    assert untouched <= {r["v"]["after"]["id"] for r in snap}, "rows the snapshot never read"
+    reads = Counter(r["v"]["after"]["id"] for r in snap)
+    # every row read (a kill between a chunk's bronze commit and its offset's may write the chunk
+    # twice: the same rows again, later, which changes nothing downstream)
+    assert len(untouched) > 100 and {k for k in untouched if reads[k] == 0} == set(), "rows never read"
     # bronze's events applied in order (the stream never overtaken by older chunk rows); the rows
     # deleted unseen (id % 7 == 0) are silver's to remove
     got, want = fold(root), source_rows(pg_db)
