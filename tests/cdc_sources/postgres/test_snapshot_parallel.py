@@ -135,7 +135,10 @@ def test_blocks_of_tables_interleave(pg_db, snapshot, monkeypatch):
         for name in ("a", "b"):
             conn.execute(f"CREATE TABLE {name} (id int PRIMARY KEY, pad text)")
             conn.execute(f"INSERT INTO {name} SELECT g, repeat('x', 100) FROM generate_series(1, 150000) g")
-    monkeypatch.setattr(copy_source, "BLOCK_BYTES", 64 << 10)  # many blocks per table
+    # many blocks per table: ~900 of `a`, so the slow consumer below gives the second worker its
+    # whole 30 s to start (with 64 KB blocks `a` was consumed in ~12 s, and once, on a loaded
+    # machine, before `b`'s worker had produced anything)
+    monkeypatch.setattr(copy_source, "BLOCK_BYTES", 16 << 10)
     snap = snapshot()
     reader = snap.reader(ConverterSettings(), worker_min_bytes=0)
     reader.max_threads = 2
