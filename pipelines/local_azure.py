@@ -19,14 +19,13 @@ import os
 import re
 import shutil
 import subprocess
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
 from cdc_sources.spi import CdcError
 from pipelines.local_postgres import free_port
-from pipelines.server_process import start_server_process, stop_server_process
+from pipelines.server_process import start_server_process, stop_server_process, wait_until_ready
 
 _CHECKOUT = Path(__file__).resolve().parents[1]
 
@@ -115,24 +114,16 @@ class LocalAzure:
         import obstore
         from obstore.store import AzureStore
 
-        deadline = time.monotonic() + timeout
-        last: Exception | None = None
-        while time.monotonic() < deadline:
-            assert self._proc is not None
-            if self._proc.poll() is not None:
-                raise LocalAzureError(f"azurite-blob exited with {self._proc.returncode}; see {self.log_path}")
-            try:
-                self._create_container()
-                store = AzureStore(self.container, config=cast(Any, self._obstore_config()),
-                                   client_options={"allow_http": True})
-                obstore.put(store, ".cdc-container-ready", b"")
-                obstore.delete(store, ".cdc-container-ready")
-                return
-            except Exception as exc:  # not listening yet
-                last = exc
-                time.sleep(0.25)
-        raise LocalAzureError(f"the local Azure server did not become ready in {timeout:.0f}s "
-                              f"({type(last).__name__}); see {self.log_path}")
+        def probe() -> None:
+            self._create_container()
+            store = AzureStore(self.container, config=cast(Any, self._obstore_config()),
+                               client_options={"allow_http": True})
+            obstore.put(store, ".cdc-container-ready", b"")
+            obstore.delete(store, ".cdc-container-ready")
+
+        assert self._proc is not None
+        wait_until_ready(self._proc, probe, name="azurite-blob", what="Azure", log_path=self.log_path, timeout=timeout,
+                         error=LocalAzureError)
 
     def _obstore_config(self) -> dict[str, str]:
         return {"account_name": self.account, "account_key": self.account_key, "endpoint": self.endpoint}

@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ import orjson
 
 from cdc_sources.spi import CdcError
 from pipelines.local_postgres import free_port
-from pipelines.server_process import start_server_process, stop_server_process
+from pipelines.server_process import start_server_process, stop_server_process, wait_until_ready
 
 _CHECKOUT = Path(__file__).resolve().parents[1]
 
@@ -120,24 +119,16 @@ class LocalGCS:
         import obstore
         from obstore.store import GCSStore
 
-        deadline = time.monotonic() + timeout
-        last: Exception | None = None
-        while time.monotonic() < deadline:
-            assert self._proc is not None
-            if self._proc.poll() is not None:
-                raise LocalGCSError(f"cdc-fake-gcs exited with {self._proc.returncode}; see {self.log_path}")
-            try:
-                store = GCSStore(self.bucket, config=cast(Any, {"google_service_account_key": self.service_account_key,
-                                                                "google_base_url": self.endpoint}),
-                                 client_options={"allow_http": True})
-                obstore.put(store, ".cdc-bucket-ready", b"")
-                obstore.delete(store, ".cdc-bucket-ready")
-                return
-            except Exception as exc:  # not listening yet, or the key files not written yet
-                last = exc
-                time.sleep(0.2)
-        raise LocalGCSError(f"the local GCS server did not become ready in {timeout:.0f}s ({type(last).__name__}); "
-                            f"see {self.log_path}")
+        def probe() -> None:  # fails until it listens and has written its key files
+            store = GCSStore(self.bucket, config=cast(Any, {"google_service_account_key": self.service_account_key,
+                                                            "google_base_url": self.endpoint}),
+                             client_options={"allow_http": True})
+            obstore.put(store, ".cdc-bucket-ready", b"")
+            obstore.delete(store, ".cdc-bucket-ready")
+
+        assert self._proc is not None
+        wait_until_ready(self._proc, probe, name="cdc-fake-gcs", what="GCS", log_path=self.log_path, timeout=timeout,
+                         error=LocalGCSError, interval=0.2)
 
     def request_counts(self) -> dict[str, int]:
         """Requests served so far, by type (``PUT``, ``GET``, ``HEAD``, ``LIST``, ``DELETE``, ``POST``,

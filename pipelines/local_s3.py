@@ -15,7 +15,6 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
@@ -26,7 +25,7 @@ import orjson
 
 from cdc_sources.spi import CdcError
 from pipelines.local_postgres import free_port
-from pipelines.server_process import start_server_process, stop_server_process
+from pipelines.server_process import start_server_process, stop_server_process, wait_until_ready
 
 REGION = "us-east-1"
 
@@ -116,21 +115,14 @@ class LocalS3:
         from obstore.store import S3Store
 
         store = S3Store(self.bucket, config=cast(Any, {k.lower(): v for k, v in self.storage_options().items()}))
-        deadline = time.monotonic() + timeout
-        last: Exception | None = None
-        while time.monotonic() < deadline:
-            assert self._proc is not None
-            if self._proc.poll() is not None:
-                raise LocalS3Error(f"weed server exited with {self._proc.returncode}; see {self.base / 'weed.log'}")
-            try:  # the first write of an admin identity creates the bucket
-                obstore.put(store, ".cdc-bucket-ready", b"")
-                obstore.delete(store, ".cdc-bucket-ready")
-                return
-            except Exception as exc:  # not listening yet, or no volume assigned yet
-                last = exc
-                time.sleep(0.25)
-        raise LocalS3Error(f"the local S3 server did not become ready in {timeout:.0f}s ({type(last).__name__}); "
-                           f"see {self.base / 'weed.log'}")
+
+        def probe() -> None:  # the first write of an admin identity creates the bucket
+            obstore.put(store, ".cdc-bucket-ready", b"")
+            obstore.delete(store, ".cdc-bucket-ready")
+
+        assert self._proc is not None
+        wait_until_ready(self._proc, probe, name="weed server", what="S3", log_path=self.base / "weed.log",
+                         timeout=timeout, error=LocalS3Error)
 
     def request_counts(self) -> dict[str, int]:
         """S3 requests served so far, by type (``PUT``, ``GET``, ``HEAD``, ``LIST``, ``DELETE``...),
