@@ -547,6 +547,20 @@ class IncrementalSnapshotter:
         name = f"{st.correlation_id}/{st.current.id}/{orjson.dumps(list(st.last_key or ())).decode()}"
         return str(uuid.uuid5(uuid.NAMESPACE_URL, name))
 
+    def _chunk_key(self, st: IncrementalState) -> tuple[str, ...] | None:
+        """The current table's chunk key, or None (logged) when the table is no longer captured or
+        has no key to chunk by: the table is then skipped."""
+        c = st.current
+        assert c is not None
+        if (c.schema, c.table) not in self.tables:
+            log.warning("incremental snapshot %s: table %s is no longer captured: skipped", st.correlation_id, c.id)
+            return None
+        key = self.source.chunk_key(c)
+        if isinstance(key, str):
+            log.error("incremental snapshot %s: table %s: %s: skipped", st.correlation_id, c.id, key)
+            return None
+        return key
+
     def _read_chunk(self, *, resumed: bool) -> bool:
         """Insert the open watermark, read the chunk, insert the close watermark (its data: the
         chunk's key range). A chunk whose watermarks exist already (a restart) is read over the
@@ -555,12 +569,8 @@ class IncrementalSnapshotter:
         st = self.state
         assert st is not None and st.current is not None
         c = st.current
-        if (c.schema, c.table) not in self.tables:
-            log.warning("incremental snapshot %s: table %s is no longer captured: skipped", st.correlation_id, c.id)
-            return False
-        key = self.source.chunk_key(c)
-        if isinstance(key, str):
-            log.error("incremental snapshot %s: table %s: %s: skipped", st.correlation_id, c.id, key)
+        key = self._chunk_key(st)
+        if key is None:
             return False
         src = self.source
         chunk_id = self._chunk_id(st)

@@ -184,12 +184,8 @@ class ReadOnlyIncrementalSnapshotter(IncrementalSnapshotter):
         st = self.state
         assert st is not None and st.current is not None
         c = st.current
-        if (c.schema, c.table) not in self.tables:
-            log.warning("incremental snapshot %s: table %s is no longer captured: skipped", st.correlation_id, c.id)
-            return False
-        key = self.source.chunk_key(c)
-        if isinstance(key, str):
-            log.error("incremental snapshot %s: table %s: %s: skipped", st.correlation_id, c.id, key)
+        key = self._chunk_key(st)
+        if key is None:
             return False
         src = self.source
         chunk_id = self._chunk_id(st)
