@@ -16,6 +16,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from pyspark.sql import SparkSession
@@ -224,59 +225,59 @@ def mariadb_db(mariadb_server: LocalMariaDB, request: pytest.FixtureRequest) -> 
         conn.close()
 
 
-@pytest.fixture(scope="session")
-def s3_server() -> Iterator[LocalS3]:
-    """A private S3-compatible server (SeaweedFS) with one bucket, for the whole test session."""
-    base = Path(tempfile.mkdtemp(prefix="cdc-s3-"))
-    server = LocalS3(base).start()
+_Store = TypeVar("_Store", LocalS3, LocalAzure, LocalGCS)
+
+
+def _local_store(server_class: type[_Store], prefix: str) -> Iterator[_Store]:
+    """A local object-store server (`LocalS3`, `LocalAzure`, `LocalGCS`) in a fresh temporary
+    folder, stopped and removed at the end."""
+    base = Path(tempfile.mkdtemp(prefix=prefix))
+    server = server_class(base).start()
     try:
         yield server
     finally:
         server.stop()
         shutil.rmtree(base, ignore_errors=True)
+
+
+def _test_root(server: LocalS3 | LocalAzure | LocalGCS, request: pytest.FixtureRequest) -> str:
+    """A lakehouse root of its own for this test in the server's bucket or container."""
+    name = "".join(c if c.isalnum() else "-" for c in request.node.name)[:80]
+    return server.uri(f"{name}-{os.getpid()}-{time.monotonic_ns()}")
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[LocalS3]:
+    """A private S3-compatible server (SeaweedFS) with one bucket, for the whole test session."""
+    yield from _local_store(LocalS3, "cdc-s3-")
 
 
 @pytest.fixture
 def s3_root(s3_server: LocalS3, request: pytest.FixtureRequest) -> str:
     """A lakehouse root of its own for this test in the local S3 server's bucket."""
-    name = "".join(c if c.isalnum() else "-" for c in request.node.name)[:80]
-    return s3_server.uri(f"{name}-{os.getpid()}-{time.monotonic_ns()}")
+    return _test_root(s3_server, request)
 
 
 @pytest.fixture(scope="session")
 def azure_server() -> Iterator[LocalAzure]:
     """A private Azure Blob server (Azurite) with one account and container, for the whole test session."""
-    base = Path(tempfile.mkdtemp(prefix="cdc-azure-"))
-    server = LocalAzure(base).start()
-    try:
-        yield server
-    finally:
-        server.stop()
-        shutil.rmtree(base, ignore_errors=True)
+    yield from _local_store(LocalAzure, "cdc-azure-")
 
 
 @pytest.fixture
 def azure_root(azure_server: LocalAzure, request: pytest.FixtureRequest) -> str:
     """A lakehouse root of its own for this test in the local Azure server's container."""
-    name = "".join(c if c.isalnum() else "-" for c in request.node.name)[:80]
-    return azure_server.uri(f"{name}-{os.getpid()}-{time.monotonic_ns()}")
+    return _test_root(azure_server, request)
 
 
 @pytest.fixture(scope="session")
 def gcs_server() -> Iterator[LocalGCS]:
     """A private Google Cloud Storage server (fake-gcs-server's storage behind GCS's XML API) with
     one bucket and one service account, for the whole test session."""
-    base = Path(tempfile.mkdtemp(prefix="cdc-gcs-"))
-    server = LocalGCS(base).start()
-    try:
-        yield server
-    finally:
-        server.stop()
-        shutil.rmtree(base, ignore_errors=True)
+    yield from _local_store(LocalGCS, "cdc-gcs-")
 
 
 @pytest.fixture
 def gcs_root(gcs_server: LocalGCS, request: pytest.FixtureRequest) -> str:
     """A lakehouse root of its own for this test in the local GCS server's bucket."""
-    name = "".join(c if c.isalnum() else "-" for c in request.node.name)[:80]
-    return gcs_server.uri(f"{name}-{os.getpid()}-{time.monotonic_ns()}")
+    return _test_root(gcs_server, request)
