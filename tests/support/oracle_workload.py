@@ -4,8 +4,10 @@
 and ``"INVENTORY"."ORDERS"``, upper-case names, ``REPLICA IDENTITY FULL`` so every change logs
 its whole before image, as Oracle's supplemental logging of all columns does) and a
 ``test_decoding`` slot before any data, then runs concurrent writer threads (long transactions
-spanning others, updates, deletes, key changes, NULLs, quotes, long texts). `logminer_rows` reads
-the slot and writes what LogMiner would show:
+spanning others, updates, deletes, key changes, NULLs, quotes, long texts). `decode` reads the
+slot, after flushing the WAL (`flush_wal`: logical decoding reads only flushed WAL, and the test
+servers commit without waiting for the flush), so it has every transaction committed before it;
+`logminer_rows` writes what LogMiner would show of them:
 
 - every change, ``START`` and ``COMMIT`` row at the SCN of its own WAL position (the change's LSN,
   a transaction's first LSN, its commit's end LSN), sorted by SCN: the transactions interleave as
@@ -70,6 +72,7 @@ _OBJ = {"CUSTOMERS": 74858, "ORDERS": 74859}
 _CHANGE = re.compile(r'^table "INVENTORY"\."(\w+)": (INSERT|UPDATE|DELETE): (.*)$', re.S)
 _FIELD = re.compile(r'"((?:[^"]|"")+)"\[([^\]]+)\]:(\'(?:[^\']|\'\')*\'|\S+)')
 _COMMIT_TIME = re.compile(r"\(at (.+)\)$")
+_FLUSH_MARKER = "oracle_workload.flush"
 
 
 def lsn_int(text: str) -> int:
@@ -217,7 +220,13 @@ class OracleWorkload:
     # -- the slot ----------------------------------------------------------------------------
 
     def decode(self) -> list[Transaction]:
-        """Consume the slot: the committed transactions since the last call, in commit order."""
+        """Consume the slot: the committed transactions since the last call, in commit order.
+
+        Every transaction committed before the call is included, also one committed without
+        waiting for the WAL flush (``synchronous_commit=off``, the test servers' default, e.g. a
+        test's own statement on its own connection): logical decoding reads only flushed WAL,
+        so `flush_wal` runs first."""
+        self.flush_wal()
         out: list[Transaction] = []
         current: Transaction | None = None
         with psycopg.connect(self.dsn, autocommit=True) as conn:
@@ -226,6 +235,8 @@ class OracleWorkload:
                                (self.slot,))
             for lsn_text, xid, data in cur:
                 lsn = lsn_int(lsn_text)
+                if data.startswith("message:"):  # the marker of `flush_wal`
+                    continue
                 if data.startswith("BEGIN"):
                     current = Transaction(int(xid), lsn)
                 elif data.startswith("COMMIT"):
@@ -251,6 +262,14 @@ class OracleWorkload:
                         current.changes.append(Change(table, "u", _tuple(old[len("old-key: "):]), _tuple(new), lsn))
         self.transactions.extend(out)
         return out
+
+    def flush_wal(self) -> None:
+        """Flush the WAL written so far, so that logical decoding sees every commit made before:
+        a transaction that writes a marker (a transactional logical message, which `decode`
+        skips) and commits with ``synchronous_commit=on``, whose commit flushes the WAL up to it,
+        earlier asynchronous commits included."""
+        with self._connect() as conn, conn.transaction():
+            conn.execute("SELECT pg_logical_emit_message(true, %s, '')", (_FLUSH_MARKER,))
 
     def source_rows(self, table: str) -> list[tuple[Any, ...]]:
         """The table's rows now, straight from PostgreSQL, ordered by key (in its current columns)."""
