@@ -44,6 +44,11 @@ RUN_SIZE = 512
 RUN_ROWS = 4096
 """Consecutive inserts (updates) of one table are rendered together in blocks of up to this many rows."""
 
+RUN_MIN_ROWS = 64
+"""Runs shorter than this are rendered message by message: a block's fixed cost (Arrow arrays,
+vector encoders) is that of dozens of rows, so a block of a few rows (transactions of one or a
+few rows, the common OLTP shape) would be many times slower than the row path."""
+
 _RUNS = {ord("I"): ("c", "INSERT"), ord("U"): ("u", "UPDATE")}  # message -> (op, messageType)
 _NEW_TUPLE = ord("N")
 _LSN_MARK = 0xFEDCBA9876543210  # no real LSN: marks where a row's LSN goes in a text
@@ -220,13 +225,21 @@ class PostgresStreamReader:
         return True
 
     def _end_run(self) -> None:
-        """Render the gathered messages (one block, or message by message if the columnar path
-        declines them) and queue them."""
+        """Render the gathered messages (one block; message by message if the run is shorter than
+        `RUN_MIN_ROWS` or the columnar path declines it) and queue them."""
         payloads, lsns, oid, prefix = self._run_payloads, self._run_lsns, self._run_oid, self._run_prefix
         self._run_oid, self._run_prefix = None, _NO_RUN
         if not payloads:
             return
         assert oid is not None
+        if len(payloads) < RUN_MIN_ROWS or not self._render_block(oid, prefix, payloads, lsns):
+            for payload, lsn in zip(payloads, lsns, strict=True):
+                self._handle(pg.decode(payload), lsn)
+        payloads.clear()
+        lsns.clear()
+
+    def _render_block(self, oid: int, prefix: bytes, payloads: list[bytes], lsns: list[int]) -> bool:
+        """Queue the run as one block; False if the columnar path declines it (nothing queued)."""
         codec = self.codecs[oid]
         assert codec is not None
         op, self._type = _RUNS[prefix[0]]
@@ -237,15 +250,12 @@ class PostgresStreamReader:
             block = self._renderer(oid, codec).render(payloads, lsns, self._row_run(op, codec))
         except ColumnarUnsupportedError as exc:
             log.debug("changes of %s rendered one by one: %s", codec.table, exc)
-            for payload, lsn in zip(payloads, lsns, strict=True):
-                self._handle(pg.decode(payload), lsn)
-        else:
-            self._n += len(block)
-            if self.tx:
-                self.tx.count(codec.version.table, len(block))
-            self._emit(block)
-        payloads.clear()
-        lsns.clear()
+            return False
+        self._n += len(block)
+        if self.tx:
+            self.tx.count(codec.version.table, len(block))
+        self._emit(block)
+        return True
 
     def _renderer(self, oid: int, codec: TableCodec) -> RowRunRenderer:
         known = self._renderers.get(oid)
