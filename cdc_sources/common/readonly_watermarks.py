@@ -18,6 +18,10 @@ instead (`TransactionWatermarks`):
    the close (chunks closing at one high watermark, on a server writing nothing, follow each
    other by ``seq``).
 
+MariaDB (`cdc_sources.mysql.readonly_watermarks`) reads each chunk in a consistent snapshot whose
+binlog position the server reports: that position is both watermarks (``low`` opens the
+snapshot transaction, ``high`` ends it).
+
 The watermarks and the chunk's key range ride in the offset (`ChunkWatermarks`): a restart
 re-reads the same range and closes at the same high watermark. Signals come only from the
 ``file`` channel (and ``cdc-lakehouse signal``, which then appends to it).
@@ -56,7 +60,8 @@ class TransactionWatermarks(Protocol):
         ...
 
     def high(self) -> int:
-        """The high watermark, read after a chunk."""
+        """The high watermark, read after a chunk (also when the read failed or found nothing: it
+        ends whatever `low` began)."""
         ...
 
     def opens(self, low: int, position: str) -> bool:
@@ -195,18 +200,20 @@ class ReadOnlyIncrementalSnapshotter(IncrementalSnapshotter):
             chunk = replace(src.read_chunk(c, key, st.last_key, wm.upto, None), last_key=wm.upto, more=wm.more)
         else:
             low = self.marks.low()
-            if st.max_key is None:
-                top = src.max_key(c, key)
-                if top is None:
-                    log.info("incremental snapshot %s: %s has no rows to read", st.correlation_id, c.id)
-                    return False
-                st = replace(st, max_key=top)
-            chunk = src.read_chunk(c, key, st.last_key, st.max_key, self.chunk_size)
+            try:
+                top = st.max_key if st.max_key is not None else src.max_key(c, key)
+                read = None if top is None else src.read_chunk(c, key, st.last_key, top, self.chunk_size)
+            finally:  # always: it may end what low() began (MariaDB: the chunk's snapshot transaction)
+                high = self.marks.high()
+            if top is None or read is None:
+                log.info("incremental snapshot %s: %s has no rows to read", st.correlation_id, c.id)
+                return False
+            st, chunk = replace(st, max_key=top), read
             if not chunk.rows:
                 self.state = st
                 return False
             seq = max(time.time_ns() // 1000, st.watermarks.seq + 1 if st.watermarks else 0)
-            wm = ChunkWatermarks(low, self.marks.high(), tuple(chunk.last_key or ()), chunk.more, seq)
+            wm = ChunkWatermarks(low, high, tuple(chunk.last_key or ()), chunk.more, seq)
             if st.table_start is None:  # the stream has not reached the read yet: it starts the table
                 self._await_start = True
         self.window = _Window(chunk_id, c, chunk)
