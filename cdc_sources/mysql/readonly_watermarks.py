@@ -1,6 +1,7 @@
 """MariaDB's watermarks for read-only incremental snapshots (`cdc_sources.common.readonly_watermarks`).
 
-Each chunk is read inside ``START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY``. MariaDB makes
+Each chunk is read inside ``START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY`` (REPEATABLE READ,
+whatever the server's default isolation level). MariaDB makes
 that snapshot consistent with the binlog and reports the binlog position it corresponds to
 (status ``Binlog_snapshot_file`` / ``Binlog_snapshot_position``): every transaction written to
 the binlog before that position is visible to the chunk's SELECT, none after it is. That one
@@ -70,9 +71,15 @@ class MariaDbWatermarks:
         return binlog_mark(file, int(pos))
 
     def low(self) -> int:
+        # REPEATABLE READ: under READ COMMITTED each SELECT would take a read view of its own
+        self.source.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", where="starting the chunk's snapshot")
         self.source.query("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
                           where="starting the chunk's consistent snapshot")
-        self._mark = self._snapshot_position()
+        try:
+            self._mark = self._snapshot_position()
+        except BaseException:
+            self.source.query("ROLLBACK", where="ending the chunk's consistent snapshot")
+            raise
         return self._mark
 
     def high(self) -> int:
