@@ -23,7 +23,7 @@ from __future__ import annotations
 import orjson
 
 from cdc_sources.mysql.incremental import MySqlChunkSource
-from cdc_sources.spi import BINLOG_FILE_FACTOR, commit_mark
+from cdc_sources.spi import BINLOG_FILE_FACTOR, SourceError, commit_mark
 
 __all__ = ["MariaDbWatermarks", "binlog_mark", "binlog_name"]
 
@@ -66,7 +66,8 @@ class MariaDbWatermarks:
         status = {str(k).lower(): str(v) for k, v in rows}
         file, pos = status.get("binlog_snapshot_file"), status.get("binlog_snapshot_position")
         if not file or pos is None:
-            raise LookupError("the server reports no Binlog_snapshot_file/position (is the binlog on?)")
+            raise SourceError("reading a chunk of a read-only incremental snapshot: the server reports no "
+                              "Binlog_snapshot_file/Binlog_snapshot_position (is the binlog on?)")
         self.binlog_file = file
         return binlog_mark(file, int(pos))
 
