@@ -13,7 +13,7 @@ filters, the stored list says what changed:
 
 A table is recorded only once its rows are covered: by the initial snapshot, by the
 incremental snapshot started for it (its progress rides in the same offset), by streaming from
-its creation, or by ``off``. One that could not be snapshotted (no signal table; ``read.only`` on MySQL)
+its creation, or by ``off``. One that could not be snapshotted (no signal table; ``read.only`` on MySQL, not MariaDB)
 stays unrecorded, so the next start tries again. An offset written before this key existed
 records nothing: the tables captured then are taken as covered.
 """

@@ -420,8 +420,8 @@ class IncrementalSnapshotter:
     def unavailable(self) -> str | None:
         """Why no incremental snapshot can run (None: one can)."""
         if self.read_only:
-            return ("read.only is set, and this connector's incremental snapshots write watermarks to the signal "
-                    "table (read-only incremental snapshots: PostgreSQL only)")
+            return ("read.only is set, and incremental snapshots on this server write watermarks to the signal "
+                    "table (read-only incremental snapshots: PostgreSQL 13+ and MariaDB)")
         if self.signal_topic is None or not self.signals.source_enabled:
             return "incremental snapshots need the signal table (signal.data.collection, channel source)"
         return None

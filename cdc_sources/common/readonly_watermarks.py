@@ -18,6 +18,10 @@ instead (`TransactionWatermarks`):
    the close (chunks closing at one high watermark, on a server writing nothing, follow each
    other by ``seq``).
 
+MariaDB (`cdc_sources.mysql.readonly_watermarks`) reads each chunk in a consistent snapshot whose
+binlog position the server reports: that position is both watermarks (``low`` opens the
+snapshot transaction, ``high`` ends it).
+
 The watermarks and the chunk's key range ride in the offset (`ChunkWatermarks`): a restart
 re-reads the same range and closes at the same high watermark. Signals come only from the
 ``file`` channel (and ``cdc-lakehouse signal``, which then appends to it).
@@ -37,7 +41,15 @@ from cdc_sources.common.incremental_snapshot import ChunkSource, IncrementalSnap
 from cdc_sources.common.incremental_state import ChunkWatermarks, IncrementalState
 from cdc_sources.common.signal_options import SignalSettings
 from cdc_sources.common.signals import Watermark
-from cdc_sources.spi import ChangeBlock, ChangeRecord, Checkpoint, StreamItem, commit_mark, connector_offset
+from cdc_sources.spi import (
+    ChangeBlock,
+    ChangeRecord,
+    Checkpoint,
+    SourceError,
+    StreamItem,
+    commit_mark,
+    connector_offset,
+)
 
 if TYPE_CHECKING:
     from cdc_sources.common.blocking_snapshot import BlockingSnapshotter
@@ -45,6 +57,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 __all__ = ["ReadOnlyIncrementalSnapshotter", "TransactionWatermarks"]
+
+_CATCH_UP_S = 30.0
+"""How long a chunk's read may be retried while it stays behind what the stream passed on."""
 
 
 class TransactionWatermarks(Protocol):
@@ -56,7 +71,8 @@ class TransactionWatermarks(Protocol):
         ...
 
     def high(self) -> int:
-        """The high watermark, read after a chunk."""
+        """The high watermark, read after a chunk (also when the read failed or found nothing: it
+        ends whatever `low` began)."""
         ...
 
     def opens(self, low: int, position: str) -> bool:
@@ -100,6 +116,7 @@ class ReadOnlyIncrementalSnapshotter(IncrementalSnapshotter):
         self._last_cp: Checkpoint | None = None  # the stream's last checkpoint (its offset: where to resume)
         self._deferred = False  # a chunk read waits for the first checkpoint of this run
         self._announced: str | None = None  # the pending chunk an offset passed on names (it may close)
+        self._seen: tuple[int, ...] | None = None  # the order key of the last record passed on
 
     def unavailable(self) -> str | None:
         return None
@@ -145,6 +162,7 @@ class ReadOnlyIncrementalSnapshotter(IncrementalSnapshotter):
                     batch = []
                 self._watermark(Watermark(True, st.window or ""), (), None)
             batch.append(r)
+            self._seen = r.order_key(len(r) - 1) if isinstance(r, ChangeBlock) else r.order_key
         if batch:
             yield from super()._records(batch)
 
@@ -194,19 +212,31 @@ class ReadOnlyIncrementalSnapshotter(IncrementalSnapshotter):
             self._announced = chunk_id
             chunk = replace(src.read_chunk(c, key, st.last_key, wm.upto, None), last_key=wm.upto, more=wm.more)
         else:
-            low = self.marks.low()
-            if st.max_key is None:
-                top = src.max_key(c, key)
-                if top is None:
-                    log.info("incremental snapshot %s: %s has no rows to read", st.correlation_id, c.id)
-                    return False
-                st = replace(st, max_key=top)
-            chunk = src.read_chunk(c, key, st.last_key, st.max_key, self.chunk_size)
+            deadline = time.monotonic() + _CATCH_UP_S
+            while True:
+                low = self.marks.low()
+                try:
+                    top = st.max_key if st.max_key is not None else src.max_key(c, key)
+                    read = None if top is None else src.read_chunk(c, key, st.last_key, top, self.chunk_size)
+                finally:  # always: it may end what low() began (MariaDB: the chunk's snapshot transaction)
+                    high = self.marks.high()
+                if self._seen is None or not self.marks.passed(high, self._seen):
+                    break
+                # the stream passed on a change the read did not see yet (MariaDB sends a transaction to
+                # the binlog reader before its engine commit makes it visible): read again, a little later
+                if time.monotonic() > deadline:
+                    raise SourceError(f"incremental snapshot of {c.id}: for {_CATCH_UP_S:.0f} s the chunk's read "
+                                      f"stayed behind changes the stream had passed on (order key {self._seen})")
+                time.sleep(0.005)
+            if top is None or read is None:
+                log.info("incremental snapshot %s: %s has no rows to read", st.correlation_id, c.id)
+                return False
+            st, chunk = replace(st, max_key=top), read
             if not chunk.rows:
                 self.state = st
                 return False
             seq = max(time.time_ns() // 1000, st.watermarks.seq + 1 if st.watermarks else 0)
-            wm = ChunkWatermarks(low, self.marks.high(), tuple(chunk.last_key or ()), chunk.more, seq)
+            wm = ChunkWatermarks(low, high, tuple(chunk.last_key or ()), chunk.more, seq)
             if st.table_start is None:  # the stream has not reached the read yet: it starts the table
                 self._await_start = True
         self.window = _Window(chunk_id, c, chunk)

@@ -202,7 +202,8 @@ def _specs(flavor: Flavor) -> list[OptionSpec]:
         NEW_TABLES_SPEC,
         S("incremental.snapshot.allow.schema.changes", "false", "bool"),
         S("incremental.snapshot.watermarking.strategy", "insert_insert", "enum", ("insert_insert", "insert_delete")),
-        S("read.only", "false", "bool"),
+        S("read.only", "false", "bool", doc="nothing written to the source; incremental snapshots read-only "
+          "(MariaDB: chunks in consistent snapshots; MySQL: none)"),
         # binlog reading and events
         S("binlog.buffer.size", "0", "int", minimum=0),
         S("include.query", "false", "bool"),

@@ -11,6 +11,7 @@ import logging
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import orjson
@@ -20,6 +21,7 @@ from cdc_sources.common.captured_tables import NEW_TABLES_OPTION, CapturedTables
 from cdc_sources.common.envelope import VERSION, dumps
 from cdc_sources.common.incremental_snapshot import IncrementalSnapshotter
 from cdc_sources.common.incremental_state import IncrementalState
+from cdc_sources.common.readonly_watermarks import ReadOnlyIncrementalSnapshotter
 from cdc_sources.common.signal_options import signal_settings
 from cdc_sources.common.snapshot_plan import StoredState, plan_snapshot
 from cdc_sources.mysql import connection
@@ -37,6 +39,7 @@ from cdc_sources.mysql.incremental import MySqlChunkSource
 from cdc_sources.mysql.model import TableDef, TableId
 from cdc_sources.mysql.offset import MySqlOffset
 from cdc_sources.mysql.offset import binlog_file_number as file_number
+from cdc_sources.mysql.readonly_watermarks import MariaDbWatermarks
 from cdc_sources.mysql.snapshot import SnapshotRowReader, SnapshotTable, snapshot_complete_checkpoint
 from cdc_sources.mysql.snapshot_columnar import MySqlColumnarSnapshotReader
 from cdc_sources.mysql.snapshot_prepare import prepare_snapshot
@@ -267,7 +270,7 @@ class MySqlCaptureSession:
             headers=self.headers, skip_unchanged=bool(o("skip.messages.without.change")),
             failure_mode=str(o("event.processing.failure.handling.mode")),
         )
-        incremental = self._incremental()
+        incremental = self._incremental(resume.file)
         reader = MySqlStreamReader(settings, self.source, self._open_binlog, self._codec_for, self._ddl, gtids,
                                    self._heartbeat_action, resume, binlog_end=self._binlog_end,
                                    busy=incremental.busy)
@@ -286,9 +289,11 @@ class MySqlCaptureSession:
 
         yield from captured.wrap(incremental.wrap(reader.items(until_idle=until_idle), on_start=start))
 
-    def _incremental(self) -> IncrementalSnapshotter:
+    def _incremental(self, binlog_file: str) -> IncrementalSnapshotter:
         """Signals and incremental snapshots over the stream (`cdc_sources.common.incremental_snapshot`);
-        chunks are read on a connection of their own, with the snapshot's conversions."""
+        chunks are read on a connection of their own, with the snapshot's conversions. With
+        ``read.only`` on MariaDB, read-only ones (`cdc_sources.mysql.readonly_watermarks`);
+        ``binlog_file``: the file the stream starts in."""
         if self.incremental is None:
             table = self.signals.table
             source = self._chunks = MySqlChunkSource(
@@ -296,12 +301,15 @@ class MySqlCaptureSession:
                 codec_for=self._snapshot_codec, source=self.source,
                 signal_table=(table.parts[0], table.parts[1]) if table is not None and len(table.parts) == 2 else None,
                 headers=self.headers)
-            self.incremental = IncrementalSnapshotter(
+            read_only = bool(self.config.opt("read.only"))
+            make = (partial(ReadOnlyIncrementalSnapshotter, watermarks=MariaDbWatermarks(source, binlog_file))
+                    if read_only and self.flavor == "mariadb" else partial(IncrementalSnapshotter, read_only=read_only))
+            self.incremental = make(
                 source=source, signals=self.signals, tables=self._captured_tables, prefix=self.config.name,
                 chunk_size=int(self.config.opt("incremental.snapshot.chunk.size")),
                 # a snapshot taken by this run read every table anew: an older incremental one is moot
                 state=self.incremental_state if self._snapshot_point is None else None,
-                read_only=bool(self.config.opt("read.only")), delimiter=self.config.opt("topic.delimiter"),
+                delimiter=self.config.opt("topic.delimiter"),
                 blocking=BlockingSnapshotter(MySqlBlockingSource(source),
                                              self.blocking_stored if self._snapshot_point is None else None))
         return self.incremental
