@@ -143,7 +143,7 @@ def _sail_session(spec: EngineSpec) -> SparkSession:
 
 
 def _sail_child_session(spec: EngineSpec) -> SparkSession:
-    child = start_sail_child()
+    child = start_sail_child(spec.server_port)
     try:
         spark = _connect_builder(child.url, spec).create()
     except Exception:

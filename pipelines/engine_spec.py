@@ -10,11 +10,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["DEFAULT_SERVER_MEMORY_MB", "EngineSpec"]
+__all__ = ["DEFAULT_SERVER_MEMORY_MB", "SERVER_RESTART_MAX_DELAY_MS", "EngineSpec"]
 
 DEFAULT_SERVER_MEMORY_MB = 512
 """``engine.server_memory_mb``'s default: the Sail server's resident memory that makes a looping
 run restart it between passes."""
+
+SERVER_RESTART_MAX_DELAY_MS = 10_000
+"""The longest wait between two tries of a Sail server restart (unless ``server_restart_delay_ms`` is longer)."""
 
 
 class EngineSpec(BaseModel):
@@ -29,6 +32,12 @@ class EngineSpec(BaseModel):
             ``process``: always a child process; ``embedded``: always in this process.
         server_memory_mb: ``sail`` only, with the server in a child process: between two silver
             passes the server is restarted when its resident memory exceeds this (MB).
+        server_port: ``sail`` only, with the server in a child process: the loopback port it listens
+            on (0, the default: any free port).
+        server_restart_retries: ``sail`` only: how often a restart whose new server fails to start
+            is tried again before the run ends with exit 1.
+        server_restart_delay_ms: ``sail`` only: the wait before the first of those retries, doubled
+            at each further one up to `SERVER_RESTART_MAX_DELAY_MS` (or this, if longer).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -38,6 +47,9 @@ class EngineSpec(BaseModel):
     conf: dict[str, str] = {}
     server: Literal["auto", "process", "embedded"] = "auto"
     server_memory_mb: int = Field(default=DEFAULT_SERVER_MEMORY_MB, gt=0)
+    server_port: int = Field(default=0, ge=0, le=65535)
+    server_restart_retries: int = Field(default=5, ge=0)
+    server_restart_delay_ms: int = Field(default=300, ge=1)
 
     @model_validator(mode="after")
     def _url_rules(self) -> EngineSpec:
@@ -45,7 +57,8 @@ class EngineSpec(BaseModel):
             raise ValueError("engine kind 'connect' needs url: sc://host:port")
         if self.kind != "connect" and self.url is not None:
             raise ValueError(f"url is only used with kind 'connect', not {self.kind!r}")
-        sail_only = sorted({"server", "server_memory_mb"} & self.model_fields_set)
+        sail_only = sorted({"server", "server_memory_mb", "server_port", "server_restart_retries",
+                            "server_restart_delay_ms"} & self.model_fields_set)
         if self.kind != "sail" and sail_only:
             raise ValueError(f"{' and '.join(sail_only)} only apply to kind 'sail', not {self.kind!r}")
         return self

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import html
 import logging
 import os
 import re
@@ -64,10 +65,19 @@ class LeaseStoreError(CdcError, Fatal):
 
 
 def first_line(exc: BaseException, limit: int = 400) -> str:
-    """An object-store error's first line, without the response body and debug dump that follow."""
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    text = text.split(" <?xml", 1)[0]
+    """An object-store error's first line, without the response body and debug dump that follow;
+    a body's XML ``<Message>`` (GCS, S3, Azure: what the store says is wrong) ends the line instead."""
+    full = str(exc).strip()
+    text = full.splitlines()[0] if full else type(exc).__name__
+    head, body, _ = text.partition(" <?xml")
+    if body:
+        said = _XML_MESSAGE.search(full)
+        reason = html.unescape(said.group(1)).strip().splitlines()[0].strip() if said and said.group(1).strip() else ""
+        text = head.rstrip().rstrip(":") + (f": {reason}" if reason else "")
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+_XML_MESSAGE = re.compile(r"<Message>(.*?)</Message>", re.DOTALL)
 
 
 class LeaseLostError(CdcError, Fatal):

@@ -10,7 +10,9 @@ restarts it when its resident memory exceeds ``engine.server_memory_mb``
 (`pipelines.silver_runner`). Silver keeps its progress in Delta tables and every pass starts
 from them, so a restart loses nothing and applies nothing twice.
 
-The child prints one line, ``sail-server <host> <port>``, once it listens, then serves until its
+The child prints one line, ``sail-server <host> <port>``, once it listens (on the port of
+``engine.server_port``, by default any free one), or one line saying why it cannot, and exits
+1; then serves until its
 standard input closes: the parent closes it to stop the server, and a parent that dies closes
 it too, so the server never outlives the run. Ctrl-C in a terminal reaches the whole process
 group, and a service manager may send SIGTERM to the whole group; the child blocks both and
@@ -31,7 +33,7 @@ from dataclasses import dataclass
 
 import psutil
 
-from cdc_sources.spi import ConfigError, ConfigProblem, MissingDependencyError
+from cdc_sources.spi import EngineError, MissingDependencyError
 from pipelines.sail_memory import SAIL_ALLOCATOR_ENV, configure_sail_allocator
 
 __all__ = ["READY_PREFIX", "SailChild", "start_sail_child"]
@@ -43,6 +45,7 @@ READY_PREFIX = "sail-server"
 
 _START_TIMEOUT_S = 120.0  # a loaded machine: pysail's import alone took seconds under load
 _STOP_TIMEOUT_S = 30.0
+_EXIT_WAIT_S = 10.0
 
 
 @dataclass
@@ -97,15 +100,17 @@ class SailChild:
             proc.stdout.close()
 
 
-def start_sail_child() -> SailChild:
-    """Start a Sail server in a child process (this interpreter, ``-m pipelines.sail_process``).
+def start_sail_child(port: int = 0) -> SailChild:
+    """Start a Sail server in a child process (this interpreter, ``-m pipelines.sail_process``),
+    listening on loopback ``port`` (0: any free port).
 
     The child gets this process's environment plus the allocator settings of
     `pipelines.sail_memory` (a value the user set wins); its log lines go to this process's stderr.
 
     Raises:
         MissingDependencyError: pysail is not installed.
-        ConfigError: the child exited or did not listen within the start timeout.
+        EngineError: the child exited (what it said, e.g. the port is taken) or did not listen within the
+            start timeout: a run-time failure, exit 1.
     """
     try:
         import pysail  # noqa: F401  # only to say which extra is missing, in this process
@@ -114,17 +119,19 @@ def start_sail_child() -> SailChild:
     env = {**SAIL_ALLOCATOR_ENV, **os.environ}
     started = time.monotonic()
     proc = subprocess.Popen(  # this interpreter and a module of this package
-        [sys.executable, "-m", "pipelines.sail_process"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        [sys.executable, "-m", "pipelines.sail_process", str(port)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         text=True, env=env)
     assert proc.stdout is not None
     line = _first_line(proc, _START_TIMEOUT_S)
     parts = line.split()
     if len(parts) != 3 or parts[0] != READY_PREFIX or not parts[2].isdigit():
-        if proc.poll() is None:
+        try:
+            code = proc.wait(_EXIT_WAIT_S if line else 0)  # one that said why exits by itself
+        except subprocess.TimeoutExpired:
             proc.kill()
-        code = proc.wait()
+            code = proc.wait()
         said = f"; it said {line.strip()!r}" if line.strip() else ""
-        raise ConfigError([ConfigProblem("engine", f"the Sail server process did not start (exit code {code}{said})")])
+        raise EngineError(f"the Sail server process did not start (exit code {code}{said})")
     child = SailChild(proc, parts[1], int(parts[2]), round(time.monotonic() - started, 3))
     log.info("started the Sail Spark Connect server in process %s on %s:%s (%.1f s)", proc.pid, child.host,
              child.port, child.started_seconds)
@@ -141,8 +148,9 @@ def _first_line(proc: subprocess.Popen[str], timeout: float) -> str:
     return proc.stdout.readline()
 
 
-def _serve() -> int:
-    """The child: start the server, say where it listens, serve until stdin closes."""
+def _serve(port: int) -> int:
+    """The child: start the server on ``port``, say where it listens (or why it cannot: exit 1),
+    serve until stdin closes."""
     # The parent stops us after its pass: a Ctrl-C in the terminal or a SIGTERM to the whole group
     # (systemd, a container runtime) must not cut a pass short. Sail's server installs its own
     # handlers for both (it stops serving), which ignoring them does not prevent: block them in
@@ -151,10 +159,16 @@ def _serve() -> int:
     configure_sail_allocator()
     from pysail.spark import SparkConnectServer
 
-    server = SparkConnectServer("127.0.0.1", 0)
-    server.start(background=True)
+    server = SparkConnectServer("127.0.0.1", port)
+    try:
+        server.start(background=True)
+    except Exception as exc:  # the port is taken, no socket: the parent shows this line
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        print(f"cannot listen on 127.0.0.1:{port}: {first}", flush=True)
+        return 1
     address = server.listening_address
     if address is None:
+        print("the server started but does not listen", flush=True)
         return 1
     host, port = address
     print(f"{READY_PREFIX} {host} {port}", flush=True)
@@ -168,4 +182,4 @@ def _serve() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(_serve())
+    sys.exit(_serve(int(sys.argv[1]) if len(sys.argv) > 1 else 0))

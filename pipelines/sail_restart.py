@@ -2,10 +2,10 @@
 
 A looping run restarts its Sail server when the server's process exceeds its memory budget
 (`pipelines.silver_runner`). The new server may fail to start (a loaded machine that misses the
-start timeout, a port or memory shortage for a moment): the restart is tried again after the
-waits of the retry policy captures use (`cdc_sources.spi.retry.RetryPolicy`: 0.3 s doubling up
-to 10 s), `RESTART_RETRIES` times, before the run gives up with an error. A stop request during
-the waits ends them.
+start timeout, a port or memory shortage for a moment): the restart is tried again after
+exponential waits (`cdc_sources.spi.retry.RetryPolicy`), by default 0.3 s doubling up to 10 s,
+5 times (`engine.server_restart_retries` and `engine.server_restart_delay_ms`: `restart_policy`),
+before the run gives up with `EngineError` (exit 1). A stop request during the waits ends them.
 
 `SailServerStats` counts the restarts and the failed starts; the metrics server shows them as
 ``cdc_lakehouse_sail_server_restarts_total`` and ``cdc_lakehouse_sail_server_start_failures_total``.
@@ -20,18 +20,26 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from cdc_sources.spi import CdcError, ConfigError, SourceError
+from cdc_sources.spi import CdcError, EngineError
 from cdc_sources.spi.retry import RetryPolicy
+from pipelines.engine_spec import SERVER_RESTART_MAX_DELAY_MS, EngineSpec
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["RESTART_RETRIES", "SailServerStats", "restart_server"]
+__all__ = ["RESTART_RETRIES", "SailServerStats", "restart_policy", "restart_server"]
 
 log = logging.getLogger(__name__)
 
 RESTART_RETRIES = RetryPolicy(max_retries=5)
-"""How a failed restart is retried: the capture's default delays, at most five retries (about 5 s in all)."""
+"""How a failed restart is retried by default: the capture's default delays, at most five retries (about 5 s
+in all)."""
+
+
+def restart_policy(spec: EngineSpec) -> RetryPolicy:
+    """How a failed restart of ``spec``'s Sail server is retried (``engine.server_restart_*``)."""
+    return RetryPolicy(max_retries=spec.server_restart_retries, initial_delay_ms=spec.server_restart_delay_ms,
+                       max_delay_ms=max(SERVER_RESTART_MAX_DELAY_MS, spec.server_restart_delay_ms))
 
 
 @dataclass
@@ -66,7 +74,7 @@ def restart_server(start: Callable[[], SparkSession], *, stats: SailServerStats,
     """A session on a new server from ``start`` (the old one already stopped), retried per ``policy``.
 
     Raises:
-        SourceError: no start succeeded within the policy's retries, or ``stop`` was set while waiting
+        EngineError: no start succeeded within the policy's retries, or ``stop`` was set while waiting
             (the last start's error in the message).
     """
     began = time.monotonic()
@@ -74,9 +82,7 @@ def restart_server(start: Callable[[], SparkSession], *, stats: SailServerStats,
     while True:
         try:
             session = start()
-        except ConfigError as exc:  # what a server process that exits or stays silent raises
-            error = "; ".join(problem.message for problem in exc.attrs["problems"])
-        except CdcError as exc:
+        except CdcError as exc:  # EngineError: a server process that exits or stays silent
             error = str(exc)
         except Exception as exc:  # the Spark Connect client could not open a session on the new server
             error = f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0]}"
@@ -87,11 +93,11 @@ def restart_server(start: Callable[[], SparkSession], *, stats: SailServerStats,
         stats.start_failed()
         attempt += 1
         if not policy.allows(attempt):
-            raise SourceError(f"the Sail server process did not start again after {attempt} attempt(s); "
+            raise EngineError(f"the Sail server process did not start again after {attempt} attempt(s); "
                               f"the last one: {error}")
         delay = policy.delay_seconds(attempt)
         say(f"silver: restarting the Sail server: {error}; retry {attempt} in {delay:.1f}s")
         if stop is not None and stop.wait(delay):
-            raise SourceError(f"stopped while restarting the Sail server process; its last start: {error}")
+            raise EngineError(f"stopped while restarting the Sail server process; its last start: {error}")
         if stop is None:
             time.sleep(delay)

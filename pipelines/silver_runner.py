@@ -29,7 +29,7 @@ from pyspark.sql import SparkSession
 from bronze.schema import topic_path
 from cdc_sources.spi import CdcError, ConfigError, ConfigProblem
 from pipelines.engine import EngineSpec, create_session, server_rss_bytes, stop_session
-from pipelines.sail_restart import SailServerStats, restart_server
+from pipelines.sail_restart import SailServerStats, restart_policy, restart_server
 from silver.bronze_reader import SeqRange, bronze_files, plan_range, read_range, spark_range
 from silver.consistency import SourceCut, committed_cut, cut_upto_seq
 from silver.context import ApplyContext
@@ -169,7 +169,7 @@ def run_silver(*, root: str, engine: EngineSpec, tables: Sequence[SilverTable], 
 
     Raises:
         ConfigError: a table's topic matches no source.
-        SourceError: a restarted Sail server did not start within its retries.
+        EngineError: the Sail server did not start, or a restarted one not within its retries.
     """
     owners = {t.table: source_of_topic(t.source, sources) for t in tables}
     session = spark if spark is not None else create_session(engine, looping=not once)
@@ -188,7 +188,7 @@ def run_silver(*, root: str, engine: EngineSpec, tables: Sequence[SilverTable], 
                 stop_session(session)
                 live = False
                 session = restart_server(lambda: create_session(engine, looping=True), stats=stats, say=say,
-                                         stop=stop)
+                                         stop=stop, policy=restart_policy(engine))
                 live = True
                 runner = _Runner(session, root, options, storage, say)
                 result.server_restarts += 1

@@ -16,6 +16,7 @@ from cdc_sources.common.options import kafka_connect_warnings
 from cdc_sources.spi import ConfigError, ConfigProblem, Connector
 from pipelines.config import PipelineConfig, SourceSpec, nearest_line, pydantic_problems, read_yaml, redact
 from pipelines.cross_checks import cross_entry_problems, truncate_warnings
+from pipelines.gcs_credentials import gcs_key_problems
 from pipelines.object_store import commit_safety_problems
 from pipelines.paths import resolve_paths
 from pipelines.registry import build_connector, declared_options
@@ -65,6 +66,8 @@ def load_validated(path: str | Path, *, env: Mapping[str, str] | None = None,
         problems.extend(cross_entry_problems(config, lines))
         problems.extend(commit_safety_problems(config.lakehouse.root, config.lakehouse.storage_options,
                                                os.environ if env is None else env, lines))
+        problems.extend(gcs_key_problems(config.lakehouse.root, config.lakehouse.storage_options,
+                                         os.environ if env is None else env, lines))
     specs = list(enumerate(config.sources)) if config else _valid_sources(data.get("sources"))
     built: dict[str, Connector] = {}
     for index, spec in specs if connectors else []:

@@ -27,6 +27,7 @@ from pipelines.local_gcs import LocalGCS
 from pipelines.local_mariadb import LocalMariaDB
 from pipelines.local_postgres import LocalPostgres, embedded_bindir
 from pipelines.local_s3 import LocalS3
+from tests.support import silver_processes
 
 ENGINES = ("sail", "spark")
 
@@ -103,6 +104,14 @@ def engine_spec(kind: str) -> EngineSpec:
     if kind == "spark":
         return EngineSpec(kind="spark", conf=dict(CLASSIC_TEST_CONF))
     return EngineSpec(kind="sail", conf={"spark.sql.shuffle.partitions": "4"})
+
+
+@pytest.fixture(autouse=True)
+def _silver_drivers_stopped() -> Iterator[None]:
+    """Every Spark driver a test started in a subprocess (`SilverProcess`) ends with the test, its
+    engine (a classic-Spark JVM, a Sail server) with it, however the test ended."""
+    yield
+    silver_processes.stop_all()
 
 
 @pytest.fixture(scope="session")

@@ -78,6 +78,11 @@ class SourceError(CdcError):
     """A source database refused or failed an operation."""
 
 
+class EngineError(CdcError):
+    """The Spark engine failed at run time: a Sail server process that did not start (exit 1, not a
+    configuration error: the same configuration may work once the cause passes)."""
+
+
 class MissingDependencyError(CdcError, Fatal, ImportError):
     """An optional dependency is not installed; the message gives the pip command."""
 

@@ -111,7 +111,8 @@ def test_an_unknown_service_account_key_fails_the_capture_without_printing_it(pg
     assert wrong not in captured.out + captured.err and "PRIVATE KEY" not in captured.out + captured.err
     assert "Traceback" not in captured.err, captured.err
     assert captured.err.startswith("error: source pg: cannot take the writer lease in gs://") and \
-        "401 Unauthorized" in captured.err and captured.err.count("\n") == 1, captured.err
+        captured.err.rstrip().endswith("401 Unauthorized: the request's credentials were not accepted") and \
+        captured.err.count("\n") == 1, captured.err
     assert _objects(gcs_server, gcs_root) == []
     assert main(["status", "-c", str(config)]) == 1
     captured = capsys.readouterr()

@@ -14,7 +14,7 @@ import socket
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from obstore.store import LocalStore
@@ -191,3 +191,18 @@ def test_an_object_store_root_opens_obstore_without_delta_rs_only_options(caplog
     store = leases.open_store("s3://bucket/lake", "src", options)
     assert isinstance(store, leases.ObjectLeaseStore)
     assert "s3cr3t-value" not in caplog.text
+
+
+def test_an_object_store_refusal_is_one_line_ending_with_what_the_store_said(gcs_server):
+    import obstore
+    from obstore.store import GCSStore
+
+    store = GCSStore(gcs_server.bucket, config=cast(Any, {
+        "google_service_account_key": gcs_server.unknown_key_file.read_text(), "google_base_url": gcs_server.endpoint}),
+        client_options={"allow_http": True})
+    with pytest.raises(Exception) as info:  # obstore's UnauthenticatedError: a real 401 of the tests' GCS server
+        obstore.get(store, "lease/1.json")
+    assert "<?xml" in str(info.value) and "\n" in str(info.value)  # the raw error: the body and a debug dump
+    line = leases.first_line(info.value)
+    assert line.endswith("401 Unauthorized: the request's credentials were not accepted"), line
+    assert "\n" not in line and "<" not in line

@@ -11,7 +11,7 @@ import pytest
 from deltalake import DeltaTable
 from prometheus_client.parser import text_string_to_metric_families
 
-from cdc_sources.spi import ConfigError, ConfigProblem, SourceError
+from cdc_sources.spi import EngineError
 from cdc_sources.spi.retry import RetryPolicy
 from pipelines import sail_process, silver_runner
 from pipelines.engine import EngineSpec
@@ -24,13 +24,13 @@ from tests.silver.bronze_builder import BronzeBuilder, int32, string
 
 
 def _failing_start() -> object:
-    raise ConfigError([ConfigProblem("engine", "the Sail server process did not start (exit code 1)")])
+    raise EngineError("the Sail server process did not start (exit code 1)")
 
 
 def test_a_server_that_never_starts_again_ends_the_restart_with_an_error_after_the_policy_retries():
     stats, lines = SailServerStats(), []
     began = time.monotonic()
-    with pytest.raises(SourceError, match=r"did not start again after 3 attempt\(s\); the last one: the Sail "
+    with pytest.raises(EngineError, match=r"did not start again after 3 attempt\(s\); the last one: the Sail "
                                           r"server process did not start \(exit code 1\)$"):
         restart_server(_failing_start, stats=stats, say=lines.append,  # type: ignore[arg-type]
                        policy=RetryPolicy(max_retries=2, initial_delay_ms=50, max_delay_ms=80))
@@ -44,7 +44,7 @@ def test_a_stop_request_ends_the_waits_between_restart_attempts():
     stop = threading.Event()
     stop.set()
     began = time.monotonic()
-    with pytest.raises(SourceError, match="stopped while restarting the Sail server process"):
+    with pytest.raises(EngineError, match="stopped while restarting the Sail server process"):
         restart_server(_failing_start, stats=SailServerStats(), say=lambda _l: None,  # type: ignore[arg-type]
                        stop=stop, policy=RetryPolicy(max_retries=5, initial_delay_ms=5_000, max_delay_ms=10_000))
     assert time.monotonic() - began < 2

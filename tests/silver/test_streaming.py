@@ -14,7 +14,6 @@ PostgreSQL capture wrote with delta-rs; silver is held equal to the source table
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
 
@@ -28,7 +27,7 @@ from silver.errors import EngineCapabilityError, SilverTableError
 from silver.streaming import CHANGE_COMMIT_HINT, StreamSettings, start_stream
 from tests.pipelines.exactly_once_support import Workload, create_schema
 from tests.support.capture_process import wait_until
-from tests.support.silver_processes import ROOT, SilverProcess, child_env, pipeline_with_silver, silver_problems
+from tests.support.silver_processes import SilverProcess, pipeline_with_silver, silver_problems
 
 SIZES = {"accounts": 200, "big": 50, "orders": 200}
 
@@ -53,9 +52,9 @@ def test_stream_over_delta_rs_bronze(pg_db, tmp_path):
     config = tmp_path / "pipeline.yaml"
     config.write_text(text)
     report = tmp_path / "report.json"
-    proc = subprocess.run([sys.executable, "-m", "tests.silver.streaming_child", str(config), str(report)],
-                          cwd=ROOT, env=child_env(), capture_output=True, text=True, timeout=500, check=False)
-    assert proc.returncode == 0, proc.stderr[-4000:]
+    with SilverProcess(tmp_path, name="streaming-child") as child:  # its JVM ends with it, a timeout included
+        child.start([sys.executable, "-m", "tests.silver.streaming_child", str(config), str(report)])
+        assert child.wait(500) == 0, child.tail()
     out = json.loads(report.read_text())
 
     bronze = out["bronze"]
@@ -88,7 +87,7 @@ def test_cli_processing_time_stream_follows_a_live_capture(pg_db, tmp_path):
     config.write_text(text)
     _capture(text)
     silver = SilverProcess(tmp_path).start_cli(config, "-v", "--stream", "--trigger", "processing-time",
-                                               "--interval", "1")
+                                               "--interval", "1")  # a failure before the Ctrl-C: see stop_all
     work = Workload(pg_db, seed=11, sizes=SIZES, pause_s=0.02).start()
     try:
         assert silver.wait_output("silver orders: micro-batch 0 applied", 240), silver.tail()

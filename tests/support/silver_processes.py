@@ -7,7 +7,13 @@
   this process, and a JVM tuned for short runs (C1 JIT only, serial GC, a code cache that does
   not fill up: a cold increment of a few hundred rows took 46 s with the default JIT on this
   2-core machine under load, 14 s so).
-* `SilverProcess`: ``cdc-lakehouse silver`` (or any argv) in a subprocess with numbered logs.
+* `SilverProcess`: ``cdc-lakehouse silver`` (or any argv) in a subprocess with numbered logs, in
+  a process group of its own with its engine (the JVM of classic Spark, the Sail server process).
+  Use it as a context manager, or call `SilverProcess.stop`: the group ends on every path out of
+  the test, a failed assertion or a timeout included; `stop_all` (an autouse fixture in
+  tests/conftest.py) ends what a test left running. A driver stopped alone (SIGINT or SIGKILL to
+  its Python process) can leave its engine behind in the group (a classic-Spark JVM held 3 GB
+  after a test run); only the group's end is sure.
 * `silver_problems`: silver (read with delta-rs) against ``SELECT`` from the source (psycopg);
   independent of the code under test.
 """
@@ -93,21 +99,60 @@ def silver_problems(root: str, dsn: str, tables: dict[str, tuple[str, ...]] = SI
     return problems
 
 
+_STARTED: list[SilverProcess] = []
+"""Every `SilverProcess` started in this test process, for `stop_all`."""
+
+
+def stop_all() -> list[int]:
+    """End the process group of every `SilverProcess` started so far (see `SilverProcess.stop`);
+    returns the pids of the drivers that were still running."""
+    running = [p.proc.pid for p in _STARTED if p.proc is not None and p.proc.poll() is None]
+    while _STARTED:
+        _STARTED.pop().stop(timeout=0)
+    return running
+
+
 @dataclass
 class SilverProcess:
-    """A Spark driver (``cdc-lakehouse silver ...`` by default) in a subprocess; logs under ``logs``."""
+    """A Spark driver (``cdc-lakehouse silver ...`` by default) in a subprocess; logs under ``logs``.
+    Its process group ends with `stop` (also on leaving a ``with`` block)."""
 
     logs: Path
     name: str = "silver"
     runs: int = 0
     proc: subprocess.Popen[bytes] | None = None
 
+    def __enter__(self) -> SilverProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self, timeout: float = 60) -> int | None:
+        """End the driver's whole process group: SIGINT (Ctrl-C) while the driver runs, up to
+        ``timeout`` seconds for it to stop, then SIGKILL to the group in every case, which also
+        ends an engine whose driver died before it. Returns the driver's exit status (None if
+        never started)."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None and timeout > 0:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGINT)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout)
+        with contextlib.suppress(ProcessLookupError):  # the group is gone once its last member is
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        return self.proc.wait(30)
+
     def start(self, argv: Sequence[str], env: dict[str, str] | None = None) -> SilverProcess:
+        self.stop(timeout=0)  # what is left of the previous run's group (an engine its driver left)
         self.runs += 1
         with self.stdout.open("wb") as out, self.stderr.open("wb") as err:
             # its own process group: a kill takes the Python driver and its JVM down at the same instant
             self.proc = subprocess.Popen(list(argv), stdout=out, stderr=err, cwd=ROOT,
                                          env={**child_env(), **(env or {})}, start_new_session=True)
+        if not any(p is self for p in _STARTED):
+            _STARTED.append(self)
         return self
 
     def start_cli(self, config: Path, *args: str) -> SilverProcess:
@@ -153,11 +198,17 @@ class SilverProcess:
         return self.proc.wait(30) if status is None else status
 
     def interrupt(self, timeout: float = 60) -> int:
-        """SIGINT (Ctrl-C), then wait for the exit status."""
+        """SIGINT to the group, as Ctrl-C in a terminal (the engine ignores it; the driver stops it),
+        then wait for the exit status; on a timeout the group is killed and the timeout raised."""
         assert self.proc is not None
         if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGINT)
-        return self.proc.wait(timeout)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGINT)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.stop(timeout=0)
+            raise
 
     def tail(self) -> str:
         err = self.stderr.read_text(errors="replace") if self.stderr.exists() else ""
