@@ -359,9 +359,10 @@ def evaluate_checks(facts: ServerFacts, server: ServerInfo, config: MySqlSourceC
         if config.opt("include.query"):
             out.append(_query_log_check(facts, server))
         if config.opt("read.only") and server.flavor == "mysql":
-            out.append(_result("gtid_mode", server.gtid_mode, (
-                "read.only=true (read-only incremental snapshots) needs GTIDs: set gtid_mode=ON and "
-                "enforce_gtid_consistency=ON")))
+            out.append(_result("read_only_snapshots", False, (
+                "read.only=true on MySQL: no incremental snapshot can run (read-only ones are built for MariaDB "
+                "and PostgreSQL only); execute-snapshot signals and tables added to the filters are logged and "
+                "skipped"), "warning"))
     if facts.grants is None:
         out.append(_result("privileges", False, "SHOW GRANTS failed, so the privileges were not checked",
                                "warning"))

@@ -168,12 +168,14 @@ def test_mysql_partial_json_and_old_servers() -> None:
     assert maria == {}
 
 
-def test_read_only_needs_gtids_on_mysql() -> None:
+def test_read_only_on_mysql_warns_that_no_incremental_snapshot_can_run() -> None:
     config = make_config(flavor="mysql", **{"read.only": True})
-    found = failed(evaluate_checks(facts(), MYSQL, config, CheckNeeds()))
-    assert "gtid_mode=ON" in found["gtid_mode"]
+    found = failed(evaluate_checks(facts(), MYSQL, config, CheckNeeds()), "warning")
+    assert "MariaDB and PostgreSQL only" in found["read_only_snapshots"]
+    assert failed(evaluate_checks(facts(), MYSQL, config, CheckNeeds())) == {}  # a warning, not an error
     with_gtids = ServerInfo("mysql", (8, 0, 36), "8.0.36", 1, "u", gtid_mode=True)
-    assert failed(evaluate_checks(facts(), with_gtids, config, CheckNeeds())) == {}
+    assert "read_only_snapshots" in failed(evaluate_checks(facts(), with_gtids, config, CheckNeeds()), "warning")
+    assert failed(evaluate_checks(facts(), MARIADB, make_config(**{"read.only": True}), CheckNeeds()), "warning") == {}
 
 
 def test_include_query_warns_without_the_query_log() -> None:
