@@ -97,6 +97,9 @@ CREATE FUNCTION sys.lsn_of(wal pg_lsn, slot int DEFAULT 0) RETURNS bytea LANGUAG
 CREATE FUNCTION sys.cdc_enabled() RETURNS bool LANGUAGE sql STABLE AS $$
   SELECT to_regclass('cdc.change_tables') IS NOT NULL $$;
 
+-- sys.databases: the emulator serves one database per connection, the current one.
+CREATE VIEW sys.databases AS SELECT current_database()::text AS name, sys.cdc_enabled() AS is_cdc_enabled;
+
 CREATE FUNCTION sys.fn_cdc_get_max_lsn() RETURNS bytea LANGUAGE plpgsql STABLE AS $$
 DECLARE result bytea;
 BEGIN
