@@ -32,8 +32,8 @@ def _setup(emu: SqlServerEmulator, tag: str, rows: int) -> None:
 
 @pytest.fixture
 def three(pg_db: str, pg_server: LocalPostgres) -> Iterator[list[SqlServerEmulator]]:
-    """Databases x, y, z with a ``dbo.customers`` each (5, 7 and 3 rows); y set up after x, so
-    y's LSNs are above x's."""
+    """Databases x, y, z with a ``dbo.customers`` each (5, 7 and 3 rows), nothing captured yet:
+    every database's snapshot is at the same (NULL) maximum LSN."""
     first = dbname(pg_db)
     with more_databases(pg_server, (f"{first[:40]}_y", f"{first[:40]}_z")) as (y, z):
         x = SqlServerEmulator.install(pg_db)
@@ -65,7 +65,7 @@ def test_each_database_on_its_own_offset_and_an_added_one_snapshotted_alone(
         three: list[SqlServerEmulator], tmp_path: Any) -> None:
     x, y, z = three
     root = str(tmp_path / "lake")
-    _capture(root, [y, x])  # y first: its snapshot's LSN is above x's
+    _capture(root, [y, x])  # both snapshots at one LSN: their records do not order the schema topic
     assert _events(root, x) == [("r", f"x{i}") for i in range(1, 6)]
     assert _events(root, y) == [("r", f"y{i}") for i in range(1, 8)]
     schema = [orjson.loads(r["key"])["databaseName"] for r in read_topic(root, SOURCE)]
