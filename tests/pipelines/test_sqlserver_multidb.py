@@ -177,8 +177,7 @@ def test_a_listed_database_without_cdc_is_a_clear_error(
     root = str(tmp_path / "lake")
     names = f"{_dbname(a.dsn)},{plain}"
     config_path = tmp_path / "pipeline.yaml"
-    config_path.write_text(sqlserver_pipeline_text(root, a.dsn, **{"database.names": names,
-                                                                    "errors.max.retries": "0"}))
+    config_path.write_text(sqlserver_pipeline_text(root, a.dsn, **{"database.names": names}))
     done = subprocess.run([sys.executable, "-m", "tests.support.sqlserver_emulator.capture", "capture", "-c",
                            str(config_path), "--until-idle"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stderr
