@@ -58,6 +58,16 @@ def source_position(offset: Mapping[str, Any]) -> SourcePosition | None:
         if isinstance(change, str) and change != "NULL":
             return SourcePosition(f"{commit} (change {change}, serial {offset.get('event_serial_no')})")
         return SourcePosition(commit)
+    partitions = offset.get("partitions")
+    if isinstance(partitions, list):  # SQL Server with several databases: each database's position
+        texts = []
+        for entry in partitions:
+            if isinstance(entry, Mapping) and isinstance(entry.get("offset"), Mapping):
+                found = source_position(entry["offset"])
+                database = entry.get("partition", {}).get("database")
+                if found is not None:
+                    texts.append(f"{database} {found.text}")
+        return SourcePosition("; ".join(texts)) if texts else None
     return None
 
 

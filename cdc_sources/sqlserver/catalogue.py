@@ -39,6 +39,7 @@ class StatementKind(Enum):
     DATABASE_NAME = "the current database's name"
     VERSION = "the server's version (commit times are read in UTC from SQL Server 2017 on)"
     USE_DATABASE = "switch to one of database.names"
+    CDC_ENABLED = "whether change data capture is enabled in a database (sys.databases)"
     MAX_LSN = "the highest LSN in the change tables (sys.fn_cdc_get_max_lsn)"
     MAX_LSN_PAIR = "the highest LSN and the highest transactional LSN of cdc.lsn_time_mapping"
     MIN_LSN = "the lowest LSN a capture instance still holds"
@@ -96,6 +97,7 @@ CATALOGUE: Final = MappingProxyType({s.kind: s for s in (
     S(K.TABLE_COLUMNS, "SELECT c.name, t.name, c.max_length, c.precision, c.scale, c.is_nullable, c.column_id "
                        "FROM sys.columns AS c JOIN sys.types AS t ON c.user_type_id = t.user_type_id "
                        "WHERE c.object_id = OBJECT_ID(?) ORDER BY c.column_id", 1),
+    S(K.CDC_ENABLED, "SELECT is_cdc_enabled FROM sys.databases WHERE name = ?", 1),
 )})
 """The fixed statements (no identifiers in them), by kind."""
 

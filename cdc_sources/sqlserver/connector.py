@@ -8,17 +8,19 @@ A test hands in a factory reaching its emulator of SQL Server's CDC objects inst
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from cdc_sources.spi import Fatal, HistoryEntry, Retriable, SourceError
 from cdc_sources.spi.retry import RetryPolicy
 from cdc_sources.sqlserver.config import SqlServerConnectionSettings, SqlServerSourceConfig
+from cdc_sources.sqlserver.databases import MultiDatabaseSession, open_sessions
 from cdc_sources.sqlserver.gateway import Gateway
+from cdc_sources.sqlserver.offset import OffsetError
 from cdc_sources.sqlserver.session import SqlServerCaptureSession
 
 __all__ = ["DEFAULT_ODBC_DRIVER", "SqlServerConnectError", "SqlServerConnector", "SqlServerDriverError",
-           "connection_string", "odbc_gateway"]
+           "SqlServerOffsetError", "connection_string", "odbc_gateway"]
 
 DEFAULT_ODBC_DRIVER = "ODBC Driver 18 for SQL Server"
 
@@ -99,12 +101,29 @@ class SqlServerConnector:
         return self.config.retry
 
     def open(self, stored_offset: Mapping[str, Any] | None,
-             history: Sequence[HistoryEntry] = ()) -> SqlServerCaptureSession:
+             history: Sequence[HistoryEntry] = ()) -> SqlServerCaptureSession | MultiDatabaseSession:
         """Connect and return a session ready to plan (``history`` is unused: the schema comes from
-        the server's capture instances at each start)."""
-        gateway = self.gateway_factory(self.config.connection)
+        the server's capture instances at each start). Several databases in ``database.names``:
+        one connection and session per database (`cdc_sources.sqlserver.databases`)."""
+        databases = self.config.connection.databases
+        if len(databases) <= 1:
+            return self._open_one(databases[0] if databases else None, stored_offset)
         try:
-            return SqlServerCaptureSession(self.config, gateway, stored_offset)
+            return open_sessions(self.config, stored_offset, self._open_one, databases)
+        except OffsetError as exc:
+            raise SqlServerOffsetError(f"source {self.config.name}: {exc}") from None
+
+    def _open_one(self, database: str | None, stored_offset: Mapping[str, Any] | None) -> SqlServerCaptureSession:
+        settings = self.config.connection
+        if database is not None:
+            settings = replace(settings, databases=(database,))
+        gateway = self.gateway_factory(settings)
+        try:
+            return SqlServerCaptureSession(self.config, gateway, stored_offset, database=database)
         except BaseException:
             gateway.connection.close()
             raise
+
+
+class SqlServerOffsetError(SourceError, Fatal):
+    """The stored offset does not fit the configured databases."""

@@ -161,6 +161,11 @@ class Gateway:
     def use_database(self, database: str) -> None:
         self._cursor(catalogue.use_database(database), ()).close()
 
+    def cdc_enabled(self, database: str) -> bool:
+        """Whether ``sys.sp_cdc_enable_db`` was run in ``database`` (False when no such database)."""
+        rows = self._rows(CATALOGUE[StatementKind.CDC_ENABLED], database)
+        return bool(rows) and _bool(rows[0][0])
+
     def max_lsn(self) -> Lsn:
         """``sys.fn_cdc_get_max_lsn()``: NULL while nothing is captured."""
         return _lsn(self._value(StatementKind.MAX_LSN))

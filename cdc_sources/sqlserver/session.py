@@ -30,7 +30,10 @@ table has another one is dropped from the reads.
 
 The snapshot writes a ``CREATE`` schema change event per table before its rows.
 
-Not built yet: several databases in ``database.names`` (refused at start) and a schema history.
+A session captures one database (``database``); several in ``database.names`` are driven
+by `cdc_sources.sqlserver.databases.MultiDatabaseSession`, one session per database.
+
+Not built yet: a schema history.
 """
 
 from __future__ import annotations
@@ -122,17 +125,21 @@ class SqlServerCaptureSession:
     """Implements `cdc_sources.spi.CaptureSession` for SQL Server. Not thread-safe."""
 
     def __init__(self, config: SqlServerSourceConfig, gateway: Gateway, stored_offset: Mapping[str, Any] | None,
-                 *, sleep: Callable[[float], bool] | None = None) -> None:
+                 *, sleep: Callable[[float], bool] | None = None, database: str | None = None) -> None:
         self.config = config
         self.gateway = gateway
         self.stored = SqlServerOffset.load(stored_offset) if stored_offset else None
         self._sleep = sleep or threading.Event().wait
         databases = config.connection.databases
-        if len(databases) > 1:
-            raise SourceError(f"source {config.name}: database.names lists {len(databases)} databases; this "
-                              "connector captures one database per source so far: declare one source per database")
-        self.database = databases[0] if databases else gateway.database_name()
+        if database is None and len(databases) > 1:
+            raise SourceError(f"source {config.name}: a session captures one database; "
+                              "several in database.names go through SqlServerConnector.open")
+        self.database = database or (databases[0] if databases else gateway.database_name())
         gateway.use_database(self.database)
+        if not gateway.cdc_enabled(self.database):
+            raise SourceError(f"source {config.name}: database {self.database} (in database.names) is not enabled "
+                              "for change data capture: run EXEC sys.sp_cdc_enable_db in it, then enable its "
+                              "tables with sys.sp_cdc_enable_table, or remove it from database.names")
         self.settings = ConverterSettings(config.opt("decimal.handling.mode"), config.opt("time.precision.mode"),
                                           config.opt("binary.handling.mode"))
         self.columns = ColumnPolicy.from_options(config.options.raw, config.columns)
@@ -143,6 +150,9 @@ class SqlServerCaptureSession:
             topic=f"{config.name}{config.opt('topic.delimiter')}{config.opt('topic.transaction')}",
         ) if config.opt("provide.transaction.metadata") else None
         self._source_texts: dict[tuple[str, int, SnapshotRecord], str] = {}
+        self._core: ChangeStream | None = None
+        self._start = Lsn.NULL
+        self._last = SqlServerOffset(Lsn.NULL)
         for warning in config.warnings:
             log.warning("source %s: %s", config.name, warning)
 
@@ -288,39 +298,52 @@ class SqlServerCaptureSession:
 
     # -- streaming -------------------------------------------------------------------------
     def stream(self, *, until_idle: bool) -> Iterator[StreamItem]:
-        resume = self._resume()
-        core = ChangeStream([t.instance for t in self.tables.values()],
-                            tombstones_on_delete=bool(self.config.opt("tombstones.on.delete")),
-                            skipped=self.config.skipped_operations,
-                            skip_unchanged=bool(self.config.opt("skip.messages.without.change")),
-                            resume=resume if resume.change_lsn.available else None,
-                            current=self._current_instances(resume.commit_lsn))
-        for t in self.tables.values():
-            yield t.version
-        # the first LSN still to read: after a snapshot, the LSN after its maximum; after a
-        # streamed event, its commit LSN again (the core skips what was emitted)
-        start = resume.commit_lsn if resume.change_lsn.available else (
-            self.gateway.increment_lsn(resume.commit_lsn) if resume.commit_lsn.available else Lsn.NULL)
+        yield from self.stream_start()
         poll_s = int(self.config.opt("poll.interval.ms")) / 1000
-        heartbeat_s = int(self.config.opt("heartbeat.interval.ms")) / 1000
-        last = resume
         while True:
-            high = self.gateway.max_lsn()
-            if high.available and (not start.available or high >= start):
-                yield from self._new_instances(core, start, last)
-                for item in self._window(core, start, high):
-                    if isinstance(item, Checkpoint):
-                        last = item.offset.offset  # type: ignore[attr-defined]
-                    yield item
-                start = self.gateway.increment_lsn(high)
-            if heartbeat_s > 0 and time.monotonic() - self._last_heartbeat >= heartbeat_s:
-                self._last_heartbeat = time.monotonic()
-                yield [self._heartbeat(last)]
-            yield Checkpoint(OffsetCarrier(last), idle=True)
+            yield from self.poll()
             if until_idle:
                 return
             if self._sleep(poll_s):
                 return
+
+    def stream_start(self) -> Iterator[StreamItem]:
+        """Sets the stream up at the resume point (the snapshot's LSN or the stored offset) and
+        yields the tables' schema versions; `poll` then reads."""
+        resume = self._resume()
+        self._core = ChangeStream([t.instance for t in self.tables.values()],
+                                  tombstones_on_delete=bool(self.config.opt("tombstones.on.delete")),
+                                  skipped=self.config.skipped_operations,
+                                  skip_unchanged=bool(self.config.opt("skip.messages.without.change")),
+                                  resume=resume if resume.change_lsn.available else None,
+                                  current=self._current_instances(resume.commit_lsn))
+        for t in self.tables.values():
+            yield t.version
+        # the first LSN still to read: after a snapshot, the LSN after its maximum; after a
+        # streamed event, its commit LSN again (the core skips what was emitted)
+        self._start = resume.commit_lsn if resume.change_lsn.available else (
+            self.gateway.increment_lsn(resume.commit_lsn) if resume.commit_lsn.available else Lsn.NULL)
+        self._last = resume
+
+    def poll(self) -> Iterator[StreamItem]:
+        """One streaming iteration (after `stream_start`): the changes up to the current maximum
+        LSN, a heartbeat when due, then an idle checkpoint."""
+        core, start = self._core, self._start
+        if core is None:
+            raise RuntimeError("poll() before stream_start()")
+        heartbeat_s = int(self.config.opt("heartbeat.interval.ms")) / 1000
+        high = self.gateway.max_lsn()
+        if high.available and (not start.available or high >= start):
+            yield from self._new_instances(core, start, self._last)
+            for item in self._window(core, start, high):
+                if isinstance(item, Checkpoint):
+                    self._last = item.offset.offset  # type: ignore[attr-defined]
+                yield item
+            self._start = self.gateway.increment_lsn(high)
+        if heartbeat_s > 0 and time.monotonic() - self._last_heartbeat >= heartbeat_s:
+            self._last_heartbeat = time.monotonic()
+            yield [self._heartbeat(self._last)]
+        yield Checkpoint(OffsetCarrier(self._last), idle=True)
 
     def _current_instances(self, position: Lsn) -> dict[TableId, str]:
         """Per table, the newest instance that started at or before ``position``: its schema is the

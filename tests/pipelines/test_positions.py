@@ -35,3 +35,15 @@ def test_sqlserver_offset():
     assert found is not None and found.text == "0000002a:000001f0:0003 (change 0000002a:000001e8:0002, serial 2)"
     snapshot = source_position({"commit_lsn": "0000002a:000001f0:0003", "change_lsn": "NULL", "event_serial_no": 0})
     assert snapshot is not None and snapshot.text == "0000002a:000001f0:0003"
+
+
+def test_sqlserver_offset_of_several_databases():
+    found = source_position({"partitions": [
+        {"partition": {"server": "ms", "database": "inv"}, "offset": {"commit_lsn": "0000002a:000001f0:0003",
+                                                                      "change_lsn": "NULL", "event_serial_no": 0}},
+        {"partition": {"server": "ms", "database": "hr"}, "offset": {"commit_lsn": "00000020:00000100:0000",
+                                                                     "change_lsn": "00000020:000000f8:0000",
+                                                                     "event_serial_no": 1}}]})
+    assert found is not None and found.text == (
+        "inv 0000002a:000001f0:0003; hr 00000020:00000100:0000 (change 00000020:000000f8:0000, serial 1)")
+    assert source_position({"partitions": []}) is None

@@ -12,8 +12,10 @@ import psycopg
 import pytest
 
 from cdc_sources.sqlserver import catalogue
+from pipelines.local_postgres import LocalPostgres
 from tests.support.sqlserver_emulator import SqlServerEmulator, to_postgres
 from tests.support.sqlserver_emulator.agent import AgentError, parse_change
+from tests.support.sqlserver_emulator.databases import dbname, more_databases
 
 _CDC_COLUMNS = ('"__$start_lsn", "__$seqval", "__$operation", "__$update_mask", "__$command_id"')
 
@@ -129,6 +131,29 @@ def test_a_capture_instance_holds_only_its_columns_and_changes_after_its_start(e
     assert _rows(emulator, "SELECT column_name FROM cdc.captured_columns AS c JOIN cdc.change_tables AS t "
                            "USING (object_id) WHERE capture_instance = 'dbo_customers_v2' ORDER BY column_ordinal") == [
         ("id",), ("name",), ("score",), ("email",)]
+
+
+def test_each_database_has_its_own_lsn_sequence(emulator: SqlServerEmulator, pg_server: LocalPostgres) -> None:
+    """Two databases of one instance each count LSNs from their own start (as each SQL Server
+    database has its own log): the second, enabled after the first's changes, numbers its change
+    below them, and has its own sys.fn_cdc_get_max_lsn."""
+    emulator.enable_db()
+    emulator.enable_table("dbo", "customers")
+    emulator.execute("INSERT INTO dbo.customers SELECT g, 'a', 1 FROM generate_series(1, 50) AS g")
+    emulator.execute("UPDATE dbo.customers SET score = 2")
+    emulator.agent().sync()
+    with more_databases(pg_server, (f"{dbname(emulator.dsn)[:40]}_2",)) as (other,):
+        other.execute("CREATE TABLE dbo.customers (id int PRIMARY KEY, name varchar(40), score numeric(8, 2))")
+        other.enable_db()
+        other.enable_table("dbo", "customers")
+        other.execute("INSERT INTO dbo.customers VALUES (1, 'b', 1)")
+        other.agent().sync()
+        first = [bytes(r[0]) for r in _rows(emulator, "SELECT start_lsn FROM cdc.lsn_time_mapping ORDER BY 1")]
+        second = [bytes(r[0]) for r in _rows(other, "SELECT start_lsn FROM cdc.lsn_time_mapping ORDER BY 1")]
+        assert len(first) == 2 and len(second) == 1
+        assert second[0] < first[-1]  # committed later, numbered lower: not one sequence
+        assert bytes(_rows(other, "SELECT sys.fn_cdc_get_max_lsn()")[0][0]) == second[0]  # type: ignore[arg-type]
+        assert all(lsn[:4] == b"\x00\x00\x00\x20" for lsn in (*first, *second))
 
 
 def test_truncate_of_a_captured_table_stops_the_agent(emulator: SqlServerEmulator) -> None:

@@ -15,6 +15,9 @@
 //    eventCount], ...] (streaming: setChangePosition for each), "record": SnapshotRecord name or null,
 //    "snapshot": SnapshotType name or null, "completed": bool}
 //       -> {"source": the source Struct as JsonConverter writes it (schema and payload), "offset": ...}
+//   {"cmd": "partitions", "prefix", "names": database.names}
+//       -> {"partitions": [{"database", "partition": getSourcePartition(), "formats": getSupportedFormats()}, ...]}
+//          from SqlServerPartition.Provider.getPartitions() (in database.names order)
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -25,6 +28,7 @@ import io.debezium.connector.SnapshotType;
 import io.debezium.connector.sqlserver.Lsn;
 import io.debezium.connector.sqlserver.SqlServerConnectorConfig;
 import io.debezium.connector.sqlserver.SqlServerOffsetContext;
+import io.debezium.connector.sqlserver.SqlServerPartition;
 import io.debezium.connector.sqlserver.TxLogPosition;
 import io.debezium.pipeline.source.snapshot.incremental.SignalBasedIncrementalSnapshotContext;
 import io.debezium.pipeline.txmetadata.TransactionContext;
@@ -36,7 +40,9 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.HexFormat;
 import java.util.Map;
 import java.util.TreeMap;
@@ -59,6 +65,7 @@ public class SqlServerOffsetProbe {
                     case "serials" -> serials(req);
                     case "load" -> load(req);
                     case "source" -> source(req);
+                    case "partitions" -> partitions(req);
                     default -> throw new IllegalArgumentException(req.get("cmd").asText());
                 };
             }
@@ -168,6 +175,32 @@ public class SqlServerOffsetProbe {
         Struct source = ctx.getSourceInfo();
         ObjectNode o = describe(ctx);
         o.set("source", JSON.readTree(CONVERTER.fromConnectData("t", source.schema(), source)));
+        return o;
+    }
+
+    @SuppressWarnings("unchecked")
+    static ObjectNode partitions(JsonNode req) throws Exception {
+        SqlServerConnectorConfig config = new SqlServerConnectorConfig(Configuration.create()
+                .with("topic.prefix", req.get("prefix").asText()).with("database.names", req.get("names").asText())
+                .with("database.hostname", "localhost").build());
+        Class<?> provider = Class.forName("io.debezium.connector.sqlserver.SqlServerPartition$Provider");
+        var constructor = provider.getDeclaredConstructor(SqlServerConnectorConfig.class);
+        constructor.setAccessible(true);
+        var getPartitions = provider.getMethod("getPartitions");
+        getPartitions.setAccessible(true);
+        List<SqlServerPartition> found = new ArrayList<>(
+                (java.util.Set<SqlServerPartition>) getPartitions.invoke(constructor.newInstance(config)));
+        List<String> names = config.getDatabaseNames();
+        found.sort((x, y) -> Integer.compare(names.indexOf(x.getDatabaseName()), names.indexOf(y.getDatabaseName())));
+        ArrayNode out = JSON.createArrayNode();
+        for (SqlServerPartition p : found) {
+            ObjectNode o = out.addObject();
+            o.put("database", p.getDatabaseName());
+            o.set("partition", JSON.valueToTree(new TreeMap<>(p.getSourcePartition())));
+            o.set("formats", JSON.valueToTree(p.getSupportedFormats()));
+        }
+        ObjectNode o = JSON.createObjectNode();
+        o.set("partitions", out);
         return o;
     }
 }

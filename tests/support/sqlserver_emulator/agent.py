@@ -6,7 +6,8 @@ per transaction into ``cdc.lsn_time_mapping``. Here the log is PostgreSQL's WAL,
 the logical replication slot that ``sys.sp_cdc_enable_db`` created (``test_decoding`` output):
 
 - ``__$start_lsn`` is the end of the transaction's commit record, ``__$seqval`` the WAL position
-  of the change (both as 8 bytes of WAL position and 2 of slot number): commit order first,
+  of the change (both as 8 bytes of WAL position, counted from the database's own origin, and 2
+  of slot number: each database its own LSN sequence): commit order first,
   then change order inside the transaction, as SQL Server orders them;
 - an insert is one row with operation 2, a delete one with operation 1, an update two rows at
   one ``__$seqval``: 3 (before image) and 4 (after image); ``__$update_mask`` has a bit per
@@ -113,9 +114,18 @@ def parse_change(line: str) -> DecodedChange:
                      "REPLICA IDENTITY FULL, which sys.sp_cdc_enable_table sets)")
 
 
-def _lsn_bytes(wal: str, slot: int = 0) -> bytes:
-    high, low = wal.split("/")
-    return ((int(high, 16) << 32) | int(low, 16)).to_bytes(8, "big") + slot.to_bytes(2, "big")
+LSN_BASE = 0x20 << 32
+"""What a database's first LSN counts from (``00000020:00000000``), as ``sys.lsn_of``."""
+
+
+def _wal(text: str) -> int:
+    high, low = text.split("/")
+    return (int(high, 16) << 32) | int(low, 16)
+
+
+def _lsn_bytes(wal: str, origin: int, slot: int = 0) -> bytes:
+    """The emulated LSN of a WAL position: counted from the database's ``sys.lsn_origin``."""
+    return (_wal(wal) - origin + LSN_BASE).to_bytes(8, "big") + slot.to_bytes(2, "big")
 
 
 @dataclass
@@ -148,6 +158,7 @@ class CaptureAgent:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.error: BaseException | None = None
+        self._origin = 0
 
     def scan(self) -> int:
         """Applies every transaction decoded so far; returns how many reached a change table."""
@@ -159,6 +170,8 @@ class CaptureAgent:
             if not rows:
                 return 0
             instances = self._instances(conn)
+            origin = conn.execute("SELECT origin::text FROM sys.lsn_origin").fetchone()[0]  # type: ignore[index]
+            self._origin = _wal(origin)
             applied_max = conn.execute("SELECT sys.fn_cdc_get_max_lsn()").fetchone()[0]  # type: ignore[index]
             applied = 0
             last_commit: str | None = None
@@ -171,7 +184,7 @@ class CaptureAgent:
                     match = _COMMIT.match(data)
                     if match is None:
                         raise AgentError(f"cannot read the commit line {data!r}")
-                    commit = _lsn_bytes(wal)
+                    commit = _lsn_bytes(wal, self._origin)
                     if (applied_max is None or commit > bytes(applied_max)) and self._apply(
                             conn, instances, commit, int(xid), match.group(2), begin_lsn or wal, pending):
                         applied += 1
@@ -218,8 +231,7 @@ class CaptureAgent:
                                  {str(c): str(t) for c, t in columns}))
         return out
 
-    @staticmethod
-    def _apply(conn: psycopg.Connection[tuple[object, ...]], instances: list[_Instance], commit: bytes, xid: int,
+    def _apply(self, conn: psycopg.Connection[tuple[object, ...]], instances: list[_Instance], commit: bytes, xid: int,
                at: str, begin_wal: str, changes: list[tuple[str, DecodedChange]]) -> bool:
         wrote = False
         for command_id, (wal, change) in enumerate(changes, start=1):
@@ -229,7 +241,7 @@ class CaptureAgent:
                 if change.kind == "TRUNCATE":
                     raise AgentError(f"Cannot truncate table '{change.schema}.{change.table}' because it is "
                                      "published for replication or enabled for Change Data Capture.")
-                seqval = _lsn_bytes(wal)
+                seqval = _lsn_bytes(wal, self._origin)
                 rows: list[tuple[int, dict[str, str | None], set[str]]] = []
                 if change.kind == "INSERT":
                     assert change.new is not None
@@ -257,7 +269,7 @@ class CaptureAgent:
             conn.execute("INSERT INTO cdc.lsn_time_mapping (start_lsn, tran_begin_time, tran_end_time, tran_id, "
                          "tran_begin_lsn) VALUES (%s, (%s::timestamptz AT TIME ZONE 'UTC'), "
                          "(%s::timestamptz AT TIME ZONE 'UTC'), %s, %s)",
-                         (commit, at, at, xid.to_bytes(10, "big"), _lsn_bytes(begin_wal)))
+                         (commit, at, at, xid.to_bytes(10, "big"), _lsn_bytes(begin_wal, self._origin)))
         return wrote
 
     @contextmanager

@@ -5,9 +5,12 @@
 -- cdc.lsn_time_mapping, and the logical replication slot the capture-agent emulator reads.
 --
 -- LSNs are binary(10) as in SQL Server (bytea here): the first 8 bytes are a PostgreSQL WAL
--- position (big-endian), the last 2 a slot number. A transaction's __$start_lsn is the end of
--- its commit record, a change's __$seqval the WAL position of the change: they order as SQL
--- Server's do (commit order, then change order inside a transaction; seqval < start_lsn).
+-- position (big-endian) counted from where sys.sp_cdc_enable_db created the database's slot
+-- (sys.lsn_origin) plus 00000020:00000000, the last 2 a slot number: each database has its own
+-- LSN sequence, as each SQL Server database has its own log, and two databases' LSNs overlap.
+-- A transaction's __$start_lsn is the end of its commit record, a change's __$seqval the WAL
+-- position of the change: they order as SQL Server's do (commit order, then change order inside
+-- a transaction; seqval < start_lsn).
 CREATE SCHEMA sys;
 
 -- MAX/MIN of binary values, which SQL Server has and PostgreSQL lacks (sys is on the search path)
@@ -91,11 +94,18 @@ BEGIN
   RETURN 1;
 END $$;
 
-CREATE FUNCTION sys.lsn_of(wal pg_lsn, slot int DEFAULT 0) RETURNS bytea LANGUAGE sql IMMUTABLE AS $$
-  SELECT decode(lpad(to_hex(((wal - '0/0'::pg_lsn)::numeric)::bigint), 16, '0') || lpad(to_hex(slot), 4, '0'), 'hex') $$;
+-- sys.lsn_origin: the WAL position the database's LSNs count from (one row, set by sys.sp_cdc_enable_db)
+CREATE TABLE sys.lsn_origin (origin pg_lsn NOT NULL);
+
+CREATE FUNCTION sys.lsn_of(wal pg_lsn, slot int DEFAULT 0) RETURNS bytea LANGUAGE sql STABLE AS $$
+  SELECT decode(lpad(to_hex((($1 - o.origin)::numeric + 137438953472)::bigint), 16, '0') || lpad(to_hex($2), 4, '0'),
+                'hex') FROM sys.lsn_origin AS o $$;
 
 CREATE FUNCTION sys.cdc_enabled() RETURNS bool LANGUAGE sql STABLE AS $$
   SELECT to_regclass('cdc.change_tables') IS NOT NULL $$;
+
+-- sys.databases: the emulator serves one database per connection, the current one.
+CREATE VIEW sys.databases AS SELECT current_database()::text AS name, sys.cdc_enabled() AS is_cdc_enabled;
 
 CREATE FUNCTION sys.fn_cdc_get_max_lsn() RETURNS bytea LANGUAGE plpgsql STABLE AS $$
 DECLARE result bytea;
@@ -159,7 +169,7 @@ CREATE PROCEDURE sys.sp_cdc_enable_db() LANGUAGE plpgsql AS $$
 BEGIN
   IF sys.cdc_enabled() THEN RETURN; END IF;
   -- first: a slot cannot be created in a transaction that has written
-  PERFORM pg_create_logical_replication_slot(sys.slot_name(), 'test_decoding');
+  INSERT INTO sys.lsn_origin SELECT lsn FROM pg_create_logical_replication_slot(sys.slot_name(), 'test_decoding');
   CREATE SCHEMA cdc;
   CREATE TABLE cdc.change_tables (
     object_id int PRIMARY KEY, version int NOT NULL DEFAULT 0, source_object_id int NOT NULL,

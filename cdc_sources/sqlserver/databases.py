@@ -1,0 +1,164 @@
+"""A SQL Server source capturing several databases of one instance (``database.names: a,b``).
+
+As Debezium 3.6.3 does, each database is a partition of its own (`PartitionedOffset`): its own
+LSN sequence, capture instances, snapshot and offset. `MultiDatabaseSession` drives one
+`SqlServerCaptureSession` per database (each on a connection of its own to that database) and
+presents them as one `cdc_sources.spi.CaptureSession`:
+
+- **plan**: each database plans against its own stored offset; a database with a completed
+  snapshot is not snapshotted again when another one is (a database added to the list, or one
+  whose snapshot was interrupted);
+- **snapshot**: the databases that need one, one after the other; one checkpoint at the end;
+- **stream**: each poll interval, every database's changes up to its current maximum LSN, in
+  ``database.names`` order; each database's checkpoints become checkpoints of the whole source
+  with that database's offset replaced, so a bronze commit stores every database's offset and
+  a restart resumes each database where its last commit left it.
+
+Topics are the per-database ones of one database (``<topic.prefix>.<database>.<schema>.<table>``,
+``source.db`` naming the database). The source-wide topics (schema changes ``<topic.prefix>``,
+transaction metadata, heartbeats) get records of every database: their order keys (bronze's
+replay filter) are this run's own, from the start time and a counter, as the databases' LSNs do
+not order them against each other. After a crash between bronze's data and offset commits, the
+records of those topics in the lost commit are written again (the data topics are not).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import orjson
+
+from cdc_sources.spi import ChangeRecord, Checkpoint, SnapshotPlan, SourceOffset, StreamItem
+from cdc_sources.sqlserver.config import SqlServerSourceConfig
+from cdc_sources.sqlserver.offset import SqlServerOffset
+from cdc_sources.sqlserver.partitions import PartitionedOffset
+from cdc_sources.sqlserver.session import OffsetCarrier, SqlServerCaptureSession
+
+__all__ = ["MultiDatabaseSession"]
+
+log = logging.getLogger(__name__)
+
+
+class MultiDatabaseSession:
+    """Implements `cdc_sources.spi.CaptureSession` over one session per database. Not thread-safe.
+
+    Args:
+        config: the source configuration.
+        sessions: per database, in ``database.names`` order, its session (opened with that
+            database's stored offset).
+        stored: the source's stored offset.
+    """
+
+    def __init__(self, config: SqlServerSourceConfig, sessions: Mapping[str, SqlServerCaptureSession],
+                 stored: PartitionedOffset, *, sleep: Callable[[float], bool] | None = None) -> None:
+        self.config = config
+        self.sessions = dict(sessions)
+        self._order = tuple(self.sessions)
+        self._offset = stored
+        self._sleep = sleep or threading.Event().wait
+        self._plans: dict[str, SnapshotPlan] = {}
+        self._current = self._order[0]
+        d = str(config.opt("topic.delimiter"))
+        self._shared = frozenset({config.name, f"{config.name}{d}{config.opt('topic.transaction')}",
+                                  f"{config.opt('topic.heartbeat.prefix')}{d}{config.name}"})
+        self._run = time.time_ns()
+        self._serial = 0
+
+    @property
+    def offset(self) -> PartitionedOffset:
+        """Every database's offset as emitted so far."""
+        return self._offset
+
+    # -- plan and snapshot -----------------------------------------------------------------
+    def plan(self) -> SnapshotPlan:
+        self._plans = {db: s.plan() for db, s in self.sessions.items()}
+        snapshot = [db for db, p in self._plans.items() if p.snapshot_data]
+        reasons = "; ".join(f"{db}: {p.reason}" for db, p in self._plans.items())
+        return SnapshotPlan(bool(snapshot), all(p.stream for p in self._plans.values()), reasons)
+
+    def snapshot(self) -> Iterator[StreamItem]:
+        for db in self._order:
+            if not self._plans.get(db, SnapshotPlan(True, True, "")).snapshot_data:
+                continue
+            log.info("source %s: snapshot of database %s", self.config.name, db)
+            self._current = db
+            for item in self.sessions[db].snapshot():
+                if isinstance(item, Checkpoint):
+                    self._offset = self._offset.with_offset(db, _own(item.offset), self._order)
+                    continue  # one checkpoint once every database is read (see the module doc)
+                yield from self._shared_keys(item)
+        yield Checkpoint(self._offset)
+
+    # -- streaming -------------------------------------------------------------------------
+    def stream(self, *, until_idle: bool) -> Iterator[StreamItem]:
+        for db in self._order:
+            self._current = db
+            yield from self._partition_items(db, self.sessions[db].stream_start(), idle=False)
+        poll_s = int(self.config.opt("poll.interval.ms")) / 1000
+        while True:
+            for n, db in enumerate(self._order):
+                self._current = db
+                yield from self._partition_items(db, self.sessions[db].poll(), idle=n == len(self._order) - 1)
+            if until_idle:
+                return
+            if self._sleep(poll_s):
+                return
+
+    def _partition_items(self, db: str, items: Iterator[StreamItem], *, idle: bool) -> Iterator[StreamItem]:
+        """A database's items, its checkpoints turned into the source's (idle only at the end of a round)."""
+        for item in items:
+            if isinstance(item, Checkpoint):
+                self._offset = self._offset.with_offset(db, _own(item.offset), self._order)
+                yield Checkpoint(self._offset, idle=item.idle and idle)
+            else:
+                yield from self._shared_keys(item)
+
+    def _shared_keys(self, item: StreamItem) -> Iterator[StreamItem]:
+        """``item`` with the order keys of its records on source-wide topics made this run's."""
+        records = item if type(item) is list else [item] if isinstance(item, ChangeRecord) else None
+        if records is not None:
+            for record in records:
+                if record.topic in self._shared:
+                    self._serial += 1
+                    record.order_key = (self._run, self._serial)
+        yield item
+
+    # -- offsets ---------------------------------------------------------------------------
+    def acknowledge(self, offset: SourceOffset) -> None:
+        """Nothing to confirm: SQL Server's cleanup job keeps changes by its own retention."""
+
+    def offset_of(self, position: str) -> PartitionedOffset:
+        """The source's offset with the database being read at ``position`` (a snapshot record's)."""
+        return self._offset.with_offset(self._current, SqlServerOffset.load(orjson.loads(position)), self._order)
+
+    def close(self) -> None:
+        for session in self.sessions.values():
+            session.close()
+
+
+def _own(offset: SourceOffset) -> SqlServerOffset:
+    if not isinstance(offset, OffsetCarrier):
+        raise TypeError(f"not a SQL Server session's offset: {offset!r}")
+    return offset.offset
+
+
+def open_sessions(config: SqlServerSourceConfig, stored: Mapping[str, Any] | None,
+                  open_one: Callable[[str, Mapping[str, Any] | None], SqlServerCaptureSession],
+                  databases: Sequence[str]) -> MultiDatabaseSession:
+    """One session per database (``open_one(database, its stored offset)``), closed again if
+    one fails to open."""
+    offset = PartitionedOffset.load(stored, config.name, databases)
+    sessions: dict[str, SqlServerCaptureSession] = {}
+    try:
+        for db in databases:
+            own = offset.offsets.get(db)
+            sessions[db] = open_one(db, own.to_map() if own is not None else None)
+    except BaseException:
+        for session in sessions.values():
+            session.close()
+        raise
+    return MultiDatabaseSession(config, sessions, offset)
