@@ -34,6 +34,7 @@ from cdc_sources.mysql.envelope import SourceInfo
 from cdc_sources.mysql.errors import BinlogUnavailableError
 from cdc_sources.mysql.gtid import new_gtid_tracker
 from cdc_sources.mysql.incremental import MySqlChunkSource
+from cdc_sources.mysql.incremental_columnar import ColumnarChunkReader
 from cdc_sources.mysql.model import TableDef, TableId
 from cdc_sources.mysql.offset import MySqlOffset
 from cdc_sources.mysql.offset import binlog_file_number as file_number
@@ -69,8 +70,9 @@ def converter_settings(config: MySqlSourceConfig) -> MySqlConverterSettings:
 class MySqlCaptureSession:
     """Implements `cdc_sources.spi.CaptureSession` for MySQL and MariaDB. Not thread-safe.
 
-    ``columnar_snapshot`` (class attribute): read snapshot tables with a reader process when
-    possible (see `snapshot_columnar`); False always reads them row by row.
+    ``columnar_snapshot`` (class attribute): read snapshot tables and incremental snapshot chunks
+    with a reader process when possible (see `snapshot_columnar`, `incremental_columnar`); False
+    always reads them row by row.
     """
 
     columnar_snapshot = True
@@ -295,7 +297,9 @@ class MySqlCaptureSession:
                 connect=self._chunk_connection, table_def=self._current_table,
                 codec_for=self._snapshot_codec, source=self.source,
                 signal_table=(table.parts[0], table.parts[1]) if table is not None and len(table.parts) == 2 else None,
-                headers=self.headers)
+                headers=self.headers,
+                columnar=ColumnarChunkReader(lambda: SnapshotWorker.start(self.config.connection), self.settings)
+                if self.columnar_snapshot else None)
             self.incremental = IncrementalSnapshotter(
                 source=source, signals=self.signals, tables=self._captured_tables, prefix=self.config.name,
                 chunk_size=int(self.config.opt("incremental.snapshot.chunk.size")),
