@@ -8,7 +8,8 @@ position, so the rows are exactly what the initial snapshot emits, with ``op = r
 ``source.snapshot = "incremental"``. With a `incremental_columnar.ColumnarChunkReader` the chunk
 query runs in the initial snapshot's reader process and is rendered column by column (the same
 texts); without one, or when no reader process can start, it runs on that connection and is
-rendered row by row. Keys are kept as text (``CAST(... AS CHAR)``): the server
+rendered row by row. A chunk's events leave as one `ChangeBlock` (order keys ``(*close watermark,
+h)``, see `emission_order`). Keys are kept as text (``CAST(... AS CHAR)``): the server
 converts them back when comparing, so key columns whose text does not order and compare like
 their values (binary strings, BIT, ENUM, SET, JSON, spatial types) cannot chunk; a
 ``surrogate-key`` of another type can. Watermarks are inserted into the signal table as ``(id,
@@ -23,13 +24,13 @@ from typing import Any
 
 import orjson
 
-from cdc_sources.common.envelope import dumps, envelope_text
+from cdc_sources.common.blocking_snapshot import rows_block
+from cdc_sources.common.envelope import dumps
 from cdc_sources.common.incremental_snapshot import (
     Chunk,
     Key,
     chunk_where,
     emission_order,
-    event_key,
     keyless_id,
 )
 from cdc_sources.common.incremental_state import SnapshotCollection
@@ -38,7 +39,7 @@ from cdc_sources.mysql.envelope import SourceInfo
 from cdc_sources.mysql.errors import classify, error_code
 from cdc_sources.mysql.incremental_columnar import ColumnarChunkReader
 from cdc_sources.mysql.model import TableDef, TableId
-from cdc_sources.spi import ChangeRecord, StreamItem
+from cdc_sources.spi import StreamItem
 
 __all__ = ["UNCHUNKABLE_TYPES", "MySqlChunkSource"]
 
@@ -220,9 +221,9 @@ class MySqlChunkSource:
             db=c.schema, table=c.table, ts_ms=time.time_ns() // 1_000_000, snapshot="incremental",
             server_id=int(where.get("server_id") or 0), gtid=None, file=str(where.get("file") or ""),
             pos=int(where.get("pos") or 0), row=0))
-        out.append([ChangeRecord(codec.topic, event_key(key), envelope_text("null", after, source, "r", "null"), "r",
-                                 position, (*order_key, h), codec.schema_id, self.headers)
-                    for h, key, after in emission_order(chunk.rows)])
+        rows = emission_order(chunk.rows)
+        out.append(rows_block(codec.topic, rows, [source] * len(rows), order_key, position, codec.schema_id,
+                              self.headers))
         return out
 
     def insert_watermark(self, window_id: str, *, opens: bool, data: str | None = None) -> None:

@@ -28,7 +28,7 @@ from cdc_sources.mysql.envelope import SourceInfo
 from cdc_sources.mysql.errors import MySqlError
 from cdc_sources.mysql.incremental import MySqlChunkSource
 from cdc_sources.mysql.incremental_columnar import ColumnarChunkReader
-from cdc_sources.mysql.model import TableDef, TableId
+from cdc_sources.mysql.model import TableDef
 from cdc_sources.mysql.policy import MySqlFilterPolicy
 from cdc_sources.mysql.snapshot_process import SnapshotWorker
 from pipelines.local_mariadb import LocalMariaDB
@@ -95,9 +95,6 @@ class Sources:
 
         def make(columnar: ColumnarChunkReader | None) -> MySqlChunkSource:
             return MySqlChunkSource(
-                connect=lambda: connection.connect(settings_of(db), conversions=SNAPSHOT_CONVERSIONS),
-                table_def=self.model.table, codec_for=codec_for, source=SourceInfo("mariadb", "my", VERSION),
-                signal_table=None)if columnar is None else MySqlChunkSource(
                 connect=lambda: connection.connect(settings_of(db), conversions=SNAPSHOT_CONVERSIONS),
                 table_def=self.model.table, codec_for=codec_for, source=SourceInfo("mariadb", "my", VERSION),
                 signal_table=None, columnar=columnar)
