@@ -1,8 +1,8 @@
 """Incremental snapshot rate against the initial snapshot rate of the same MySQL/MariaDB table.
 
 Run ``python -m bench.mysql_incremental_snapshot_bench`` (``--help`` lists the options). It starts a
-private MariaDB, and for each scenario fills ``items`` in a fresh database with ``--rows`` rows and
-measures, each into a fresh lakehouse:
+private MariaDB, and for each table size (``--rows``, several allowed: one table per size) and
+scenario fills ``items`` in a fresh database and measures, each into a fresh lakehouse:
 
 * ``initial``: ``capture --until-idle`` with ``snapshot.mode: initial`` (the global-read-lock
   snapshot, read column by column);
@@ -13,13 +13,16 @@ measures, each into a fresh lakehouse:
   (``--load-tps`` single-row transactions per second), the in-window de-duplication at work.
 
 Each time is the wall time of the capture run (process start-up excluded, capture start-up
-included), rows/s is the table's rows over it. The ratio column is against ``initial``.
-The PostgreSQL counterpart is `bench.incremental_snapshot_bench`.
+included; an untimed ``initial`` and ``incremental`` run of a small table come first, so that
+no measured run pays the process's first imports), rows/s is the table's rows over it. The
+ratio column is against ``initial`` of the same size (its best run). The machine's load
+average is printed before and after. The PostgreSQL counterpart is `bench.incremental_snapshot_bench`.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import shutil
 import sys
@@ -40,6 +43,8 @@ from pipelines.config import parse_pipeline
 from pipelines.local_mariadb import LocalMariaDB
 
 SCENARIOS = ("initial", "incremental", "incremental+load")
+WARM_UP_ROWS = 2_000
+"""Rows of the untimed warm-up runs before the measured ones."""
 
 
 def _pipeline(root: Path, port: int, db: str, server_id: int, mode: str, chunk: int) -> str:
@@ -126,33 +131,63 @@ def _run(server: LocalMariaDB, work: Path, n: int, scenario: str, rows: int, chu
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.mysql_incremental_snapshot_bench",
                                 description=(__doc__ or "").split("\n")[0])
-    p.add_argument("--rows", type=int, default=200_000, help="rows in the table (default 200000)")
+    p.add_argument("--rows", type=int, nargs="+", default=[100_000, 200_000],
+                   help="rows in the table, one or more sizes (default 100000 200000)")
     p.add_argument("--chunk-size", type=int, default=1024, help="incremental.snapshot.chunk.size (default 1024)")
     p.add_argument("--load-tps", type=int, default=300, help="updates per second of the load (default 300)")
     p.add_argument("--runs", type=int, default=1, help="runs of each scenario (default 1)")
+    p.add_argument("--scenarios", default=",".join(SCENARIOS),
+                   help=f"comma-separated scenarios (default {','.join(SCENARIOS)}; initial always runs)")
     args = p.parse_args(argv)
+    chosen = {s.strip() for s in args.scenarios.split(",") if s.strip()}
+    unknown = chosen - set(SCENARIOS)
+    if unknown:
+        p.error(f"--scenarios: unknown {', '.join(sorted(unknown))} (known: {', '.join(SCENARIOS)})")
+    scenarios = [s for s in SCENARIOS if s == "initial" or s in chosen]
+    load_before = os.getloadavg()
     work = Path(tempfile.mkdtemp(prefix="myincbench-"))
     server = LocalMariaDB(work / "mariadb")
     server.start()
     results: list[Result] = []
     try:
         n = 0
-        for _ in range(args.runs):
-            for scenario in SCENARIOS:
-                n += 1
-                r = _run(server, work, n, scenario, args.rows, args.chunk_size, args.load_tps)
-                print(f"  {scenario}: {r.seconds:.2f} s", file=sys.stderr, flush=True)
-                results.append(r)
+        for scenario in ("initial", "incremental"):  # untimed: the first capture of a process pays its imports
+            n += 1
+            _run(server, work, n, scenario, WARM_UP_ROWS, args.chunk_size, args.load_tps)
+        for rows in args.rows:
+            for _ in range(args.runs):
+                for scenario in scenarios:
+                    n += 1
+                    r = _run(server, work, n, scenario, rows, args.chunk_size, args.load_tps)
+                    print(f"  {rows} rows, {scenario}: {r.seconds:.2f} s", file=sys.stderr, flush=True)
+                    results.append(r)
     finally:
         server.stop()
         shutil.rmtree(work, ignore_errors=True)
-    base = min(r.seconds for r in results if r.scenario == "initial")
-    print(f"\nMariaDB rows={args.rows} chunk={args.chunk_size} load={args.load_tps} updates/s")
-    print(f"| {'scenario':<17} | {'seconds':>8} | {'rows/s':>9} | {'vs initial':>10} | {'writes':>7} |")
-    print(f"|{'-' * 19}|{'-' * 10}|{'-' * 11}|{'-' * 12}|{'-' * 9}|")
+    load_after = os.getloadavg()
+    print(f"\nMariaDB chunk={args.chunk_size} load={args.load_tps} updates/s; load average (1, 5, 15 min) "
+          f"before {_load(load_before)}, after {_load(load_after)}")
+    print(f"| {'rows':>9} | {'scenario':<17} | {'seconds':>8} | {'rows/s':>9} | {'vs initial':>10} | {'writes':>7} |")
+    print(f"|{'-' * 11}|{'-' * 19}|{'-' * 10}|{'-' * 11}|{'-' * 12}|{'-' * 9}|")
     for r in results:
-        print(f"| {r.scenario:<17} | {r.seconds:>8.2f} | {r.rate:>9,.0f} | {base / r.seconds:>10.2f} | {r.writes:>7} |")
+        base = min(b.seconds for b in results if b.scenario == "initial" and b.rows == r.rows)
+        print(f"| {r.rows:>9,} | {r.scenario:<17} | {r.seconds:>8.2f} | {r.rate:>9,.0f} | {base / r.seconds:>10.2f} "
+              f"| {r.writes:>7} |")
+    if args.runs > 1:
+        print(f"\nBest of {args.runs} runs")
+        print(f"| {'rows':>9} | {'scenario':<17} | {'seconds':>8} | {'rows/s':>9} | {'vs initial':>10} |")
+        print(f"|{'-' * 11}|{'-' * 19}|{'-' * 10}|{'-' * 11}|{'-' * 12}|")
+        for rows in args.rows:
+            base = min(b.seconds for b in results if b.scenario == "initial" and b.rows == rows)
+            for scenario in scenarios:
+                best = min((r for r in results if r.rows == rows and r.scenario == scenario), key=lambda r: r.seconds)
+                print(f"| {rows:>9,} | {scenario:<17} | {best.seconds:>8.2f} | {best.rate:>9,.0f} "
+                      f"| {base / best.seconds:>10.2f} |")
     return 0
+
+
+def _load(values: tuple[float, float, float]) -> str:
+    return "/".join(f"{v:.1f}" for v in values)
 
 
 if __name__ == "__main__":

@@ -116,11 +116,8 @@ class BlockFrame:
             envelope_for: a marker's value JSON before and after the ``after`` struct.
             position_for: the position text of a segment (argument: it holds the last record).
         """
-        value_names = [dumps(n) + ":" for n in self.value_names]
-        key_texts = None
-        if self.key_names:
-            key_names = [dumps(n) + ":" for n in self.key_names]
-            key_texts = join_texts(["{", *interleave(key_names, keys), "}"], rows)
+        value_names = field_labels(self.value_names)
+        key_texts = struct_texts(self.key_names, keys, rows) if self.key_names else None
         for part in parts:
             n = part.stop - part.start
             head, tail = envelope_for(part.marker)
@@ -129,6 +126,17 @@ class BlockFrame:
                 self.topic, None if key_texts is None else key_texts.slice(part.start, n), join_texts(pieces, n),
                 "r", same_text(position_for(part.last), n), self.order_prefix, first_index + part.start,
                 self.schema_id, self.headers)
+
+
+def field_labels(names: Sequence[str]) -> list[str]:
+    """``"name":`` for each field name, as a struct's JSON writes it before the value."""
+    return [dumps(n) + ":" for n in names]
+
+
+def struct_texts(names: Sequence[str], columns: Sequence[Any], rows: int) -> Any:
+    """The JSON object of each row (a string array of ``rows`` rows) from its fields' rendered
+    columns: byte for byte ``dumps`` of the row's dict of those fields, in ``names`` order."""
+    return join_texts(["{", *interleave(field_labels(names), columns), "}"], rows)
 
 
 def interleave(names: Sequence[str], columns: Sequence[Any]) -> list[Any]:

@@ -5,7 +5,11 @@ Chunks are read with ``SELECT <every column>, CAST(<key> AS CHAR)... FROM db.tab
 for a compound key) on an autocommit connection that returns values as the snapshot's
 connection does, and rendered with a snapshot codec of the table's structure at the stream's
 position, so the rows are exactly what the initial snapshot emits, with ``op = r`` and
-``source.snapshot = "incremental"``. Keys are kept as text (``CAST(... AS CHAR)``): the server
+``source.snapshot = "incremental"``. With a `incremental_columnar.ColumnarChunkReader` the chunk
+query runs in the initial snapshot's reader process and is rendered column by column (the same
+texts); without one, or when no reader process can start, it runs on that connection and is
+rendered row by row. A chunk's events leave as one `ChangeBlock` (order keys ``(*close watermark,
+h)``, see `emission_order`). Keys are kept as text (``CAST(... AS CHAR)``): the server
 converts them back when comparing, so key columns whose text does not order and compare like
 their values (binary strings, BIT, ENUM, SET, JSON, spatial types) cannot chunk; a
 ``surrogate-key`` of another type can. Watermarks are inserted into the signal table as ``(id,
@@ -20,21 +24,22 @@ from typing import Any
 
 import orjson
 
-from cdc_sources.common.envelope import dumps, envelope_text
+from cdc_sources.common.blocking_snapshot import rows_block
+from cdc_sources.common.envelope import dumps
 from cdc_sources.common.incremental_snapshot import (
     Chunk,
     Key,
     chunk_where,
     emission_order,
-    event_key,
     keyless_id,
 )
 from cdc_sources.common.incremental_state import SnapshotCollection
 from cdc_sources.mysql.codec import TableCodec
 from cdc_sources.mysql.envelope import SourceInfo
 from cdc_sources.mysql.errors import classify, error_code
+from cdc_sources.mysql.incremental_columnar import ColumnarChunkReader
 from cdc_sources.mysql.model import TableDef, TableId
-from cdc_sources.spi import ChangeRecord, StreamItem
+from cdc_sources.spi import StreamItem
 
 __all__ = ["UNCHUNKABLE_TYPES", "MySqlChunkSource"]
 
@@ -57,12 +62,15 @@ class MySqlChunkSource:
         source: the fixed parts of the ``source`` block.
         signal_table: the signal table's ``(database, table)``.
         headers: the records' Debezium headers.
+        columnar: reads chunks column by column (None: row by row, on the connection).
     """
 
     def __init__(self, *, connect: Callable[[], Any], table_def: Callable[[TableId], TableDef | None],
                  codec_for: Callable[[TableDef], TableCodec], source: SourceInfo,
-                 signal_table: tuple[str, str] | None, headers: dict[str, str] | None = None) -> None:
+                 signal_table: tuple[str, str] | None, headers: dict[str, str] | None = None,
+                 columnar: ColumnarChunkReader | None = None) -> None:
         self._connect = connect
+        self.columnar = columnar
         self._conn: Any = None
         self.table_def = table_def
         self.codec_for = codec_for
@@ -81,7 +89,9 @@ class MySqlChunkSource:
         return self._conn
 
     def close(self) -> None:
-        """Close the connection, if one was opened."""
+        """Close the connection, if one was opened, and the columnar reader's process."""
+        if self.columnar is not None:
+            self.columnar.close()
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -156,16 +166,46 @@ class MySqlChunkSource:
         sql = (f"SELECT {cols} FROM {_qualified(definition.id)}{where}"
                + " ORDER BY " + ", ".join(_q(k) for k in key)
                + ("" if size is None else f" LIMIT {size + 1}"))
+        codec = self.codec(definition)
+        if self.columnar is not None:
+            chunk = self._read_columnar(c, codec, sql, params, len(key), size)
+            if chunk is not None:
+                return chunk
         rows = self.query(sql, params, where=f"reading a chunk of {c.id}")
         more = size is not None and len(rows) > size
         rows = rows[:size]
-        codec = self.codec(definition)
         out: dict[str | None, str] = {}
         for row in rows:
             k = codec.key_tuple(row)
             out[keyless_id([_text(v) for v in row[width:]]) if k is None else dumps(k)] = dumps(codec.row_tuple(row))
         last = tuple(_text(v) for v in rows[-1][width:]) if rows else None
         return Chunk(codec.topic, out, last, more)
+
+    def _read_columnar(self, c: SnapshotCollection, codec: TableCodec, sql: str, params: Sequence[Any],
+                       key_count: int, size: int | None) -> Chunk | None:
+        """A chunk read by the columnar reader (None: it cannot run; read the chunk row by row)."""
+        assert self.columnar is not None
+        if not self.columnar.available:
+            return None
+        where = f"reading a chunk of {c.id}"
+        try:
+            with self.conn.cursor() as cur:
+                text = cur.mogrify(sql, tuple(params))  # the statement as pymysql would send it
+        except Exception as exc:
+            if error_code(exc) is None and not isinstance(exc, OSError):
+                raise
+            raise classify(exc, where=where) from None
+        got = self.columnar.read(codec, text, key_count, where=where)
+        if got is None:
+            return None
+        n = len(got.afters) if size is None else min(size, len(got.afters))
+        more = size is not None and len(got.afters) > size
+        out: dict[str | None, str]
+        if got.keys is None:
+            out = {keyless_id(list(k)): after for k, after in zip(got.chunk_keys[:n], got.afters[:n], strict=True)}
+        else:
+            out = dict(zip(got.keys[:n], got.afters[:n], strict=True))
+        return Chunk(codec.topic, out, got.chunk_keys[n - 1] if n else None, more)
 
     def read_events(self, c: SnapshotCollection, chunk: Chunk, order_key: tuple[int, ...],
                     position: str) -> list[StreamItem]:
@@ -181,9 +221,9 @@ class MySqlChunkSource:
             db=c.schema, table=c.table, ts_ms=time.time_ns() // 1_000_000, snapshot="incremental",
             server_id=int(where.get("server_id") or 0), gtid=None, file=str(where.get("file") or ""),
             pos=int(where.get("pos") or 0), row=0))
-        out.append([ChangeRecord(codec.topic, event_key(key), envelope_text("null", after, source, "r", "null"), "r",
-                                 position, (*order_key, h), codec.schema_id, self.headers)
-                    for h, key, after in emission_order(chunk.rows)])
+        rows = emission_order(chunk.rows)
+        out.append(rows_block(codec.topic, rows, [source] * len(rows), order_key, position, codec.schema_id,
+                              self.headers))
         return out
 
     def insert_watermark(self, window_id: str, *, opens: bool, data: str | None = None) -> None:

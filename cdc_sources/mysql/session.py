@@ -36,6 +36,7 @@ from cdc_sources.mysql.envelope import SourceInfo
 from cdc_sources.mysql.errors import BinlogUnavailableError
 from cdc_sources.mysql.gtid import new_gtid_tracker
 from cdc_sources.mysql.incremental import MySqlChunkSource
+from cdc_sources.mysql.incremental_columnar import ColumnarChunkReader
 from cdc_sources.mysql.model import TableDef, TableId
 from cdc_sources.mysql.offset import MySqlOffset
 from cdc_sources.mysql.offset import binlog_file_number as file_number
@@ -72,8 +73,9 @@ def converter_settings(config: MySqlSourceConfig) -> MySqlConverterSettings:
 class MySqlCaptureSession:
     """Implements `cdc_sources.spi.CaptureSession` for MySQL and MariaDB. Not thread-safe.
 
-    ``columnar_snapshot`` (class attribute): read snapshot tables with a reader process when
-    possible (see `snapshot_columnar`); False always reads them row by row.
+    ``columnar_snapshot`` (class attribute): read snapshot tables and incremental snapshot chunks
+    with a reader process when possible (see `snapshot_columnar`, `incremental_columnar`); False
+    always reads them row by row.
     """
 
     columnar_snapshot = True
@@ -296,14 +298,19 @@ class MySqlCaptureSession:
         ``binlog_file``: the file the stream starts in."""
         if self.incremental is None:
             table = self.signals.table
+            read_only = bool(self.config.opt("read.only"))
+            read_only_mariadb = read_only and self.flavor == "mariadb"
             source = self._chunks = MySqlChunkSource(
                 connect=self._chunk_connection, table_def=self._current_table,
                 codec_for=self._snapshot_codec, source=self.source,
                 signal_table=(table.parts[0], table.parts[1]) if table is not None and len(table.parts) == 2 else None,
-                headers=self.headers)
-            read_only = bool(self.config.opt("read.only"))
+                headers=self.headers,
+                # a read-only chunk is read inside the consistent snapshot on this connection, not in the
+                # reader process (whose own connection would see another point in time)
+                columnar=ColumnarChunkReader(lambda: SnapshotWorker.start(self.config.connection), self.settings)
+                if self.columnar_snapshot and not read_only_mariadb else None)
             make = (partial(ReadOnlyIncrementalSnapshotter, watermarks=MariaDbWatermarks(source, binlog_file))
-                    if read_only and self.flavor == "mariadb" else partial(IncrementalSnapshotter, read_only=read_only))
+                    if read_only_mariadb else partial(IncrementalSnapshotter, read_only=read_only))
             self.incremental = make(
                 source=source, signals=self.signals, tables=self._captured_tables, prefix=self.config.name,
                 chunk_size=int(self.config.opt("incremental.snapshot.chunk.size")),

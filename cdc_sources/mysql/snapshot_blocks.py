@@ -27,19 +27,21 @@ from cdc_sources.mysql.snapshot_process import RawBatch
 from cdc_sources.spi import ChangeBlock, SourceError
 
 
-class TableBlocks:
-    """Renders the snapshot rows of one table version, as one result set delivers them. Not thread-safe.
+class TableColumns:
+    """Renders the fields of one table version's rows column by column, as one result set
+    delivers them: each field a string array of JSON fragments, byte for byte what
+    ``TableCodec.row_tuple`` / ``key_tuple`` give once dumped. Not thread-safe.
+
+    Used by the columnar snapshot (`TableBlocks`) and by incremental snapshot chunks
+    (`cdc_sources.mysql.incremental_columnar`).
 
     Args:
         codec: the table's codec; the result's columns are the table's, in order.
         columns: the result's columns, as the server describes them.
         settings: the converter settings (they decide which fields are vectorised).
-        shared: the snapshot's row reader, for what every record shares with its records (the
-            ``source`` block, position, order-key prefix and headers).
     """
 
-    def __init__(self, codec: TableCodec, columns: Sequence[ResultColumn], settings: MySqlConverterSettings,
-                 shared: SnapshotRowReader) -> None:
+    def __init__(self, codec: TableCodec, columns: Sequence[ResultColumn], settings: MySqlConverterSettings) -> None:
         if len(columns) != len(codec.table.columns):
             raise SourceError(f"snapshotting table {codec.table.id}: the SELECT returned {len(columns)} columns, "
                               f"the table has {len(codec.table.columns)}")
@@ -50,18 +52,15 @@ class TableBlocks:
             if (f.index, id(f.convert)) not in self._encoders:
                 self._encoders[(f.index, id(f.convert))] = encoder_for(codec.table.columns[f.index], f.convert,
                                                                         settings, columns[f.index])
-        self._frame = BlockFrame(codec.topic, codec.schema_id, shared.headers, shared.order_prefix,
-                                 [f.name for f in codec.fields], [f.name for f in codec.key_fields])
-        self._shared = shared
-        self._position = dumps(shared.offset)
 
-    def blocks(self, batch: RawBatch, first_index: int, parts: Sequence[Segment]) -> Iterator[ChangeBlock]:
-        """The blocks of ``batch``; its row 0 is snapshot record ``first_index`` (from 0)."""
+    def render(self, batch: RawBatch) -> tuple[list[Any], list[Any]]:
+        """The rendered value fields and key fields of ``batch`` (in `TableCodec.fields` /
+        ``key_fields`` order); raises what the converters raise on a value they reject."""
         inputs: dict[int, Any] = {}
         cache: dict[tuple[int, int, str], Any] = {}
         values = [self._column(batch, f, inputs, cache) for f in self.codec.fields]
         keys = [self._column(batch, f, inputs, cache) for f in self.codec.key_fields]
-        yield from self._frame.blocks(values, keys, batch.rows, first_index, parts, self._envelope, self._positions)
+        return values, keys
 
     def _column(self, batch: RawBatch, f: FieldCodec, inputs: dict[int, Any],
                 cache: dict[tuple[int, int, str], Any]) -> Any:
@@ -85,6 +84,32 @@ class TableBlocks:
             except pa.ArrowInvalid:
                 inputs[index] = None
         return inputs[index]
+
+
+class TableBlocks:
+    """Renders the snapshot rows of one table version, as one result set delivers them. Not thread-safe.
+
+    Args:
+        codec: the table's codec; the result's columns are the table's, in order.
+        columns: the result's columns, as the server describes them.
+        settings: the converter settings (they decide which fields are vectorised).
+        shared: the snapshot's row reader, for what every record shares with its records (the
+            ``source`` block, position, order-key prefix and headers).
+    """
+
+    def __init__(self, codec: TableCodec, columns: Sequence[ResultColumn], settings: MySqlConverterSettings,
+                 shared: SnapshotRowReader) -> None:
+        self.codec = codec
+        self._columns = TableColumns(codec, columns, settings)
+        self._frame = BlockFrame(codec.topic, codec.schema_id, shared.headers, shared.order_prefix,
+                                 [f.name for f in codec.fields], [f.name for f in codec.key_fields])
+        self._shared = shared
+        self._position = dumps(shared.offset)
+
+    def blocks(self, batch: RawBatch, first_index: int, parts: Sequence[Segment]) -> Iterator[ChangeBlock]:
+        """The blocks of ``batch``; its row 0 is snapshot record ``first_index`` (from 0)."""
+        values, keys = self._columns.render(batch)
+        yield from self._frame.blocks(values, keys, batch.rows, first_index, parts, self._envelope, self._positions)
 
     def _envelope(self, marker: str) -> tuple[str, str]:
         """The value JSON before and after the ``after`` struct, for one marker (fresh ``ts_*``)."""

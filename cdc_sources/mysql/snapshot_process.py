@@ -146,12 +146,13 @@ class SnapshotWorker:
         return [tuple("" if v is None else str(v) for v in row) for row in answer["rows"]]
 
     def read(self, table: str, select: str, *, block_rows: int = BLOCK_ROWS,
-             block_bytes: int = BLOCK_BYTES) -> Iterator[RawBatch]:
-        """The rows of ``select`` in blocks (``table`` names it in errors).
+             block_bytes: int = BLOCK_BYTES, where: str | None = None) -> Iterator[RawBatch]:
+        """The rows of ``select`` in blocks (``table`` names it in errors, ``where`` replaces the
+        step they name: "snapshotting table <table>" by default).
 
         Leaving the iteration early ends the worker (its result cannot be abandoned midway).
         """
-        where = f"snapshotting table {table}"
+        where = where or f"snapshotting table {table}"
         answer = self._request({"op": "select", "sql": select, "block_rows": block_rows, "block_bytes": block_bytes},
                                where)
         columns = [ResultColumn(str(c[0]), int(c[1]), int(c[2]), int(c[3])) for c in answer["columns"]]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from collections.abc import Callable
@@ -11,6 +12,16 @@ from typing import Any
 import orjson
 import pytest
 
+from cdc_sources.common.envelope import VERSION
+from cdc_sources.common.incremental_snapshot import Chunk, keyless_id
+from cdc_sources.common.incremental_state import SnapshotCollection
+from cdc_sources.mysql.codec import build_codec
+from cdc_sources.mysql.converters import MySqlConverterSettings
+from cdc_sources.mysql.ddl import SchemaModel
+from cdc_sources.mysql.envelope import SourceInfo
+from cdc_sources.mysql.incremental import MySqlChunkSource
+from cdc_sources.mysql.policy import MySqlFilterPolicy
+from cdc_sources.spi import ChangeBlock, SchemaVersion
 from pipelines.capture import run_capture
 from pipelines.config import PipelineConfig
 from tests.support.incremental_mysql import (
@@ -174,3 +185,66 @@ def test_a_keyless_table_chunked_by_its_surrogate_key_emits_every_row(mariadb_db
     run_capture(cfg, until_idle=True)
     rows = incremental_rows(root, topic(mariadb_db, "nokey"))
     assert sorted(r["v"]["after"]["n"] for r in rows) == list(range(1, 31)) and all(r["key"] is None for r in rows)
+
+
+def _chunk_events(table_sql: str, rows: dict[str | None, str]) -> tuple[list[Any], str]:
+    """What `MySqlChunkSource.read_events` gives for a chunk of ``rows`` of the table ``table_sql``
+    creates in database ``db`` (no server: the structure comes from the DDL), and the position."""
+    model = SchemaModel()
+    model.apply(table_sql, database="db")
+    policy, _ = MySqlFilterPolicy.from_options({})
+    src = MySqlChunkSource(
+        connect=lambda: None, table_def=model.table,
+        codec_for=lambda d: build_codec(prefix="my", connector="mariadb", table=d, settings=MySqlConverterSettings(),
+                                        policy=policy, origin="snapshot"),
+        source=SourceInfo("mariadb", "my", VERSION), signal_table=("db", "sig"), headers={"h": '"1"'})
+    c = SnapshotCollection("db", "t")
+    position = '{"file":"bin.000007","pos":4242,"server_id":9}'
+    first = src.read_events(c, Chunk("my.db.t", rows, None, False), (7, 4242, 0), position)
+    assert isinstance(first[0], SchemaVersion)
+    again = src.read_events(c, Chunk("my.db.t", rows, None, False), (7, 4242, 0), position)
+    assert not any(isinstance(i, SchemaVersion) for i in again)  # announced once
+    return first[1:], position
+
+
+def _flat(items: list[Any]) -> list[tuple[Any, ...]]:
+    """(key, value, op, position, order key, schema id, headers) of every record, blocks unfolded."""
+    out: list[tuple[Any, ...]] = []
+    for item in items:
+        if isinstance(item, ChangeBlock):
+            keys = item.keys.to_pylist() if item.keys is not None else [None] * len(item)
+            out.extend((k, v, item.op, p, item.order_key(i), item.schema_id, item.headers)
+                       for i, (k, v, p) in enumerate(zip(keys, item.values.to_pylist(), item.positions.to_pylist(),
+                                                         strict=True)))
+        else:
+            out.extend((r.key, r.value, r.op, r.position, r.order_key, r.schema_id, r.headers)
+                       for r in (item if isinstance(item, list) else [item]))
+    return out
+
+
+def _hash(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest()) >> 1
+
+
+def test_a_chunks_events_leave_as_one_block_in_hash_order_after_the_close_watermark():
+    rows = {f'{{"id":{i}}}': f'{{"id":{i},"v":"x{i}"}}' for i in range(1, 40)}
+    items, position = _chunk_events("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(5))", rows)
+    assert len(items) == 1 and isinstance(items[0], ChangeBlock)  # one block, not a record per row
+    records = _flat(items)
+    assert sorted(r[0] for r in records) == sorted(rows)
+    assert [r[4] for r in records] == sorted((7, 4242, 0, _hash(k)) for k in rows)  # stable per key, ascending
+    for key, value, op, pos, _, schema_id, headers in records:
+        v = orjson.loads(value)
+        assert v["before"] is None and v["after"] == orjson.loads(rows[key]) and v["op"] == op == "r"
+        assert v["transaction"] is None and isinstance(v["ts_ms"], int)
+        assert (v["source"]["snapshot"], v["source"]["file"], v["source"]["pos"], v["source"]["server_id"],
+                v["source"]["db"], v["source"]["table"]) == ("incremental", "bin.000007", 4242, 9, "db", "t")
+        assert pos == position and schema_id is not None and headers == {"h": '"1"'}
+
+
+def test_a_keyless_chunks_events_have_null_keys():
+    rows = {keyless_id([str(i)]): f'{{"n":{i}}}' for i in range(1, 6)}
+    items, _ = _chunk_events("CREATE TABLE t (n INT NOT NULL, v INT)", rows)
+    records = _flat(items)
+    assert [r[0] for r in records] == [None] * 5
+    assert sorted(orjson.loads(r[1])["after"]["n"] for r in records) == [1, 2, 3, 4, 5]

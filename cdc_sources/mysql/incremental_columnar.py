@@ -1,0 +1,134 @@
+"""Incremental snapshot chunks read column by column, as the initial snapshot reads its tables.
+
+A chunk's ``SELECT`` (`incremental.MySqlChunkSource.read_chunk`) runs on a
+`snapshot_process.SnapshotWorker` of its own: a reader process with the C extension, on an
+autocommit connection (no read view of its own: each chunk reads what is committed when it
+runs, as the row path's autocommit connection does). Its raw column batches are rendered by
+`snapshot_blocks.TableColumns`, the initial snapshot's renderer, into each row's key and
+``after`` JSON text: byte for byte what ``dumps(codec.key_tuple(row))`` and
+``dumps(codec.row_tuple(row))`` give for the row pymysql returns with the snapshot's
+conversions. The trailing ``CAST(<key> AS CHAR)`` columns come back as text.
+
+The statement is the row path's, its parameters inlined by pymysql exactly as pymysql would
+send them (``cursor.mogrify``). The worker starts on the first chunk; when none can start (no
+C extension, a TLS mode it does not handle) `ColumnarChunkReader.read` answers None and the
+caller reads the chunk row by row. A worker that failed (it exits after reporting an error) is
+dropped and a new one started for the next chunk.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from cdc_sources.common.snapshot_blocks import struct_texts
+from cdc_sources.mysql.codec import TableCodec
+from cdc_sources.mysql.converters import MySqlConverterSettings
+from cdc_sources.mysql.model import TableId
+from cdc_sources.mysql.raw_values import ResultColumn
+from cdc_sources.mysql.snapshot_blocks import TableColumns
+from cdc_sources.mysql.snapshot_process import RawBatch, SnapshotWorker
+
+log = logging.getLogger(__name__)
+
+__all__ = ["ChunkRows", "ColumnarChunkReader"]
+
+_BLOCK_ROWS = 1 << 20
+"""Rows per batch the worker sends for a chunk: a chunk is bounded by its size, one batch suffices."""
+
+
+@dataclass(frozen=True)
+class ChunkRows:
+    """A chunk's rows, rendered, in the order the server returned them.
+
+    Attributes:
+        keys: each row's key JSON text; None for a table without a key.
+        afters: each row's ``after`` JSON text.
+        chunk_keys: each row's chunking key (the ``CAST(... AS CHAR)`` texts).
+    """
+
+    keys: list[str] | None
+    afters: list[str]
+    chunk_keys: list[tuple[str | None, ...]]
+
+
+class ColumnarChunkReader:
+    """Reads chunks through a reader process. Not thread-safe; `close` it.
+
+    Args:
+        start: starts a connected reader process, or returns None when none can serve the
+            connection (`SnapshotWorker.start`).
+        settings: the converter settings.
+    """
+
+    def __init__(self, start: Callable[[], SnapshotWorker | None], settings: MySqlConverterSettings) -> None:
+        self._start = start
+        self.settings = settings
+        self._worker: SnapshotWorker | None = None
+        self.available = True
+        """False once a reader process could not start: chunks are then read row by row."""
+        self._renderers: dict[TableId, tuple[TableCodec, tuple[ResultColumn, ...], TableColumns]] = {}
+
+    def read(self, codec: TableCodec, sql: str, key_count: int, *, where: str) -> ChunkRows | None:
+        """The rows of ``sql`` (the table's columns in order, then ``key_count`` chunking-key texts),
+        or None when no reader process can run. Errors are the connector's (`MySqlError`, naming
+        ``where``) or the converters'."""
+        worker = self._worker_or_none()
+        if worker is None:
+            return None
+        try:
+            batches = list(worker.read(str(codec.table.id), sql, block_rows=_BLOCK_ROWS, where=where))
+        except BaseException:
+            self._drop()
+            raise
+        width = len(codec.table.columns)
+        keys: list[str] = []
+        afters: list[str] = []
+        chunk_keys: list[tuple[str | None, ...]] = []
+        for batch in batches:
+            if batch.rows == 0:
+                continue
+            table_part = RawBatch(batch.columns[:width], batch.arrays[:width], batch.rows)
+            values, key_fields = self._renderer(codec, table_part).render(table_part)
+            afters.extend(struct_texts([f.name for f in codec.fields], values, batch.rows).to_pylist())
+            if codec.key_fields:
+                keys.extend(struct_texts([f.name for f in codec.key_fields], key_fields, batch.rows).to_pylist())
+            texts = [_texts(a) for a in batch.arrays[width:width + key_count]]
+            chunk_keys.extend(zip(*texts, strict=True))
+        return ChunkRows(keys if codec.key_fields else None, afters, chunk_keys)
+
+    def close(self) -> None:
+        """End the reader process, if one runs."""
+        self._drop()
+
+    def _worker_or_none(self) -> SnapshotWorker | None:
+        if self._worker is None and self.available:
+            self._worker = self._start()
+            if self._worker is None:
+                self.available = False
+                log.info("incremental snapshot: chunks are read row by row (no columnar reader process)")
+        return self._worker
+
+    def _drop(self) -> None:
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.close()
+
+    def _renderer(self, codec: TableCodec, batch: RawBatch) -> TableColumns:
+        """The renderer of a codec's rows, for a result described as ``batch`` is (kept per table
+        while its codec and the result's description stay the same)."""
+        described = tuple(batch.columns)
+        cached = self._renderers.get(codec.table.id)
+        if cached is not None and cached[0] is codec and cached[1] == described:
+            return cached[2]
+        renderer = TableColumns(codec, batch.columns, self.settings)
+        self._renderers[codec.table.id] = (codec, described, renderer)
+        return renderer
+
+
+def _texts(array: pa.Array) -> list[str | None]:
+    """A raw binary column as text (the server sends ``CAST(... AS CHAR)`` as UTF-8)."""
+    return [None if v is None else v.decode("utf-8") for v in array.to_pylist()]
