@@ -10,11 +10,14 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from cdc_sources.spi import SchemaVersion
+
+if TYPE_CHECKING:
+    from cdc_sources.common.transactions import TransactionBlock
 
 VERSION = "3.6.3.Final"
 """The Debezium version whose behaviour the connectors reproduce and are tested against."""
@@ -46,7 +49,7 @@ def envelope_text(before: str, after: str, source: str, op: str, transaction: st
 
 
 def envelope(before: Any, after: Any, source: dict[str, Any], op: str,
-             transaction: dict[str, Any] | None) -> str:
+             transaction: TransactionBlock | None) -> str:
     """The value JSON of a data change event; ``ts_*`` are processing time."""
     now = time.time_ns()
     return dumps({
@@ -61,7 +64,7 @@ def envelope(before: Any, after: Any, source: dict[str, Any], op: str,
     })
 
 
-def truncate_envelope(source: dict[str, Any], transaction: dict[str, Any] | None) -> str:
+def truncate_envelope(source: dict[str, Any], transaction: TransactionBlock | None) -> str:
     """The value JSON of a truncate event (``op: t``): no ``before``/``after``."""
     return envelope(None, None, source, "t", transaction)
 

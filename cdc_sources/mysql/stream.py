@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from cdc_sources.common.envelope import dumps, envelope_text
+from cdc_sources.common.transactions import TransactionTracker
 from cdc_sources.mysql import binlog_values
 from cdc_sources.mysql.binlog_values import InvalidTemporalError
 from cdc_sources.mysql.codec import TableCodec
@@ -33,7 +34,7 @@ from cdc_sources.mysql.model import TableId
 from cdc_sources.mysql.offset import MySqlOffset
 from cdc_sources.mysql.offset import binlog_file_number as file_number
 from cdc_sources.mysql.rows import decode_rows
-from cdc_sources.mysql.transactions import TransactionTracker, transaction_id
+from cdc_sources.mysql.transactions import transaction_id
 from cdc_sources.spi import (
     HEADER_NEW_KEY,
     HEADER_OLD_KEY,
@@ -416,8 +417,9 @@ class MySqlStreamReader:
         offset = MySqlOffset(self._file, end, self.gtids.text() or None, int(event.packet.server_id),
                              ts_sec=int(event.timestamp))
         if tx is not None and tx.emitted and self._tracker is not None:
-            for rec in self._tracker.end_records((file_number(self._file), start, 0, 0), dumps(offset.to_dict())):
-                self._emit(rec)
+            end_record = self._tracker.end_record((file_number(self._file), start, 0, 0), dumps(offset.to_dict()))
+            if end_record is not None:
+                self._emit(end_record)
         self._flush_run()
         self._out.append(Checkpoint(offset))
 
@@ -605,10 +607,9 @@ class MySqlStreamReader:
                 key: Any, extra_headers: Mapping[str, str] | None = None) -> None:
         transaction = None
         if self._tracker is not None and self._tx is not None:
-            begin = self._tracker.begin_record((file_number(ctx.file), ctx.begin_pos, 0, 0),
-                                               dumps(ctx.offset(row=0)))
-            if begin is not None:
-                self._emit(begin)
+            if self._tracker.needs_begin():
+                self._emit(self._tracker.begin_record((file_number(ctx.file), ctx.begin_pos, 0, 0),
+                                                      dumps(ctx.offset(row=0))))
             transaction = self._tracker.block(f"{codec.table.id.database}.{codec.table.id.table}")
         if self._tx is not None:
             self._tx.emitted = True

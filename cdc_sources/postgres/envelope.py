@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cdc_sources.common.envelope import VERSION, dumps, envelope, envelope_text
+from cdc_sources.common.transactions import TransactionBlock
 
 __all__ = ["CONNECTOR", "VERSION", "SourceInfo", "dumps", "envelope", "envelope_text", "message_envelope",
            "sequence"]
@@ -55,7 +56,7 @@ class SourceInfo:
         }
 
 
-def message_envelope(source: dict[str, Any], transaction: dict[str, Any] | None, prefix: str,
+def message_envelope(source: dict[str, Any], transaction: TransactionBlock | None, prefix: str,
                      content: Any) -> str:
     """The value JSON of a logical decoding message (``op: m``): Debezium's own field order,
     and no ``ts_us``/``ts_ns``."""

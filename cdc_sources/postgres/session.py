@@ -20,6 +20,7 @@ from cdc_sources.common.incremental_state import IncrementalState
 from cdc_sources.common.readonly_watermarks import ReadOnlyIncrementalSnapshotter
 from cdc_sources.common.signal_options import signal_settings
 from cdc_sources.common.snapshot_plan import StoredState, plan_snapshot
+from cdc_sources.common.transactions import TransactionTracker
 from cdc_sources.postgres import pgoutput as pg
 from cdc_sources.postgres import slot as slots
 from cdc_sources.postgres.blocking import PostgresBlockingSource
@@ -36,7 +37,6 @@ from cdc_sources.postgres.schema import TableCodec, build_codec
 from cdc_sources.postgres.slot_acquire import acquire_slot, slot_retry_policy
 from cdc_sources.postgres.snapshot_columnar import PostgresColumnarSnapshotReader, SnapshotTable
 from cdc_sources.postgres.stream import PostgresStreamReader, StreamSettings
-from cdc_sources.postgres.transactions import TransactionTracker
 from cdc_sources.postgres.types import PgColumn
 from cdc_sources.spi import Checkpoint, SnapshotPlan, SourceOffset, StreamItem
 

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from cdc_sources.common.transactions import TransactionTracker
 from cdc_sources.postgres import pgoutput as pg
 from cdc_sources.postgres.converters import ConverterSettings
 from cdc_sources.postgres.envelope import SourceInfo, dumps, envelope_text, message_envelope, sequence
@@ -33,7 +34,6 @@ from cdc_sources.postgres.offset import PostgresOffset
 from cdc_sources.postgres.pgoutput import ColumnarUnsupportedError
 from cdc_sources.postgres.schema import TableCodec
 from cdc_sources.postgres.stream_blocks import RUN_TUPLE_START, RowRun, RowRunRenderer
-from cdc_sources.postgres.transactions import TransactionTracker
 from cdc_sources.spi import HEADER_NEW_KEY, HEADER_OLD_KEY, ChangeRecord, Checkpoint, StreamItem
 
 log = logging.getLogger(__name__)
@@ -245,7 +245,7 @@ class PostgresStreamReader:
         op, self._type = _RUNS[prefix[0]]
         first = lsns[0]
         if self.tx and self.tx.needs_begin():
-            self._out.extend(self.tx.begin_records(self._order(first), self._position(first)))
+            self._out.append(self.tx.begin_record(self._order(first), self._position(first)))
         try:
             block = self._renderer(oid, codec).render(payloads, lsns, self._row_run(op, codec))
         except ColumnarUnsupportedError as exc:
@@ -317,7 +317,7 @@ class PostgresStreamReader:
             self._xid, self._commit_lsn, self._ts_us, self._n = m.xid, m.final_lsn, m.commit_ts_us, 0
             self._source_parts.clear()
             if self.tx:
-                self.tx.begin(m.xid, lsn, m.commit_ts_us)
+                self.tx.begin(f"{m.xid}:{lsn}", m.commit_ts_us // 1000)
         elif kind is pg.Commit:
             self._commit(m, lsn)
         elif kind is pg.Relation:
@@ -338,7 +338,9 @@ class PostgresStreamReader:
         self._last_commit_lsn = lsn
         if self.tx:
             self._type = "COMMIT"
-            self._out.extend(self.tx.end(lsn, self._order(lsn), self._position(lsn)))
+            end = self.tx.end_record(self._order(lsn), self._position(lsn), tx_id=f"{self._xid}:{lsn}")
+            if end is not None:
+                self._out.append(end)
         self._xid = None
         self._emit(Checkpoint(PostgresOffset(m.end_lsn, lsn, None, m.commit_ts_us, slot=self.s.slot)))
 
@@ -370,7 +372,7 @@ class PostgresStreamReader:
                 headers: Mapping[str, str] | None = None) -> None:
         position = self._position(lsn)
         if self.tx and op is not None and self.tx.needs_begin():
-            self._out.extend(self.tx.begin_records(self._order(lsn), position))
+            self._out.append(self.tx.begin_record(self._order(lsn), position))
         if headers is None:
             headers = self.s.headers  # shared, read-only
         elif self.s.headers:
@@ -379,7 +381,7 @@ class PostgresStreamReader:
                                       headers))
 
     def _block(self, codec: TableCodec, lsn: int) -> str:
-        return dumps(self.tx.block(codec.version.table, lsn)) if self.tx else "null"
+        return dumps(self.tx.block(codec.version.table, tx_id=f"{self._xid}:{lsn}")) if self.tx else "null"
 
     def _key(self, codec: TableCodec, values: Any) -> str | None:
         render = codec.render_key
@@ -460,7 +462,7 @@ class PostgresStreamReader:
         source = self.source.block(schema="", table="", ts_us=self._ts_us, snapshot="false",
                                    tx_id=self._xid if transactional else None, lsn=lsn,
                                    sequence=sequence(self._last_commit_lsn, lsn))
-        block = self.tx.block("", lsn) if self.tx and transactional else None
+        block = self.tx.block("", tx_id=f"{self._xid}:{lsn}") if self.tx and transactional else None
         value = message_envelope(source, block, m.prefix, self.s.encode_bytes(m.content))
         key = dumps({"prefix": m.prefix})
         order = self._order(lsn) if transactional else (lsn, lsn, 0)

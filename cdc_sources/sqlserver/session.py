@@ -21,7 +21,7 @@ Everything reaches the server through the `Gateway` (catalogue statements only):
   the stored offset is exactly the one Debezium stores.
 
 Also: the column options (`cdc_sources.sqlserver.columns`), transaction metadata
-(`cdc_sources.sqlserver.transactions`: BEGIN/END around each transaction's events, in its bronze
+(`cdc_sources.common.transactions`: BEGIN/END around each transaction's events, in its bronze
 commit), heartbeats at idle points (after ``heartbeat.action.query``), and capture instances
 followed while streaming: each poll that finds changes reads them again, a new instance's schema
 version is written at once and the ``ALTER`` schema change event
@@ -50,6 +50,7 @@ import orjson
 
 from cdc_sources.common.envelope import dumps, envelope, envelope_schema_version, envelope_text
 from cdc_sources.common.snapshot_plan import StoredState, plan_snapshot
+from cdc_sources.common.transactions import TransactionBlock, TransactionTracker
 from cdc_sources.spi import (
     ChangeRecord,
     Checkpoint,
@@ -77,7 +78,6 @@ from cdc_sources.sqlserver.lsn import Lsn
 from cdc_sources.sqlserver.offset import SnapshotType, SqlServerOffset
 from cdc_sources.sqlserver.schema_changes import SchemaChangeType, SchemaColumn, schema_change_value
 from cdc_sources.sqlserver.source_info import SOURCE_SCHEMA, SnapshotRecord, SqlServerSource
-from cdc_sources.sqlserver.transactions import TransactionTracker
 
 __all__ = ["OffsetCarrier", "SqlServerCaptureSession", "order_key"]
 
@@ -439,9 +439,8 @@ class SqlServerCaptureSession:
             if tx is not None and item.kind is not EventKind.TOMBSTONE:
                 if tx.id != str(commit):
                     tx.begin(str(commit), times[commit] // 1_000_000)
-                opened = tx.begin_record(order_key(commit, Lsn.NULL, 0, 0), dumps(item.offset().to_map()))
-                if opened is not None:
-                    pending.append(opened)
+                if tx.needs_begin():
+                    pending.append(tx.begin_record(order_key(commit, Lsn.NULL, 0, 0), dumps(item.offset().to_map())))
                 table = item.instance.table
                 block = tx.block(f"{table.database}.{table.schema}.{table.table}")
             pending.append(self._change_record(item, times[commit], len(pending), block))
@@ -526,7 +525,7 @@ class SqlServerCaptureSession:
             when.astimezone(UTC).timestamp() * 1_000_000) * 1000
 
     def _change_record(self, event: ChangeEvent, ts_ns: int, index: int,
-                       transaction: dict[str, object] | None) -> ChangeRecord:
+                       transaction: TransactionBlock | None) -> ChangeRecord:
         t = self.tables[event.instance.name]
         table = t.instance.table
         position = event.offset()
