@@ -75,6 +75,11 @@ class TransactionWatermarks(Protocol):
         ends whatever `low` began)."""
         ...
 
+    def passing(self, position: str) -> None:
+        """Note a streamed record's position (its JSON text) as it is passed on: a later chunk read
+        must see its transaction."""
+        ...
+
     def opens(self, low: int, position: str) -> bool:
         """Whether a streamed record at ``position`` (its JSON text) belongs to a transaction the low
         watermark says may have committed after the chunk's read."""
@@ -143,7 +148,8 @@ class ReadOnlyIncrementalSnapshotter(IncrementalSnapshotter):
     def _records(self, records: Iterable[ChangeRecord | ChangeBlock]) -> Iterator[StreamItem]:
         batch: list[ChangeRecord | ChangeBlock] = []
         for r in records:
-            position = str(r.positions[0]) if isinstance(r, ChangeBlock) else r.position
+            position = str(r.positions[0]) if isinstance(r, ChangeBlock) else r.position  # a block: one transaction
+            self.marks.passing(position)
             wm = self._closable()
             if wm is not None and self.marks.passed(wm.high, r.order_key(0) if isinstance(r, ChangeBlock)
                                                     else r.order_key):

@@ -3,7 +3,7 @@ and the order keys of a chunk's rows against the stream's (pure)."""
 
 from __future__ import annotations
 
-from cdc_sources.postgres.readonly_watermarks import PostgresWatermarks, xid_at_least
+from cdc_sources.postgres.readonly_watermarks import PostgresWatermarks, committed_unseen, xid_at_least
 
 
 def test_stream_xids_compare_with_the_low_watermark_modulo_2_32() -> None:
@@ -24,3 +24,13 @@ def test_a_chunk_follows_every_record_before_the_high_watermark_and_precedes_the
     assert not marks.passed(high, before) and marks.passed(high, at)
     assert marks.opens(1000, '{"lsn":1,"txId":1000}') and not marks.opens(1000, '{"lsn":1,"txId":999}')
     assert not marks.opens(1000, '{"lsn":1}')
+
+
+def test_the_stream_s_latest_transaction_ids_are_remembered_and_matched_against_running_ones() -> None:
+    marks = PostgresWatermarks(conn=None, recent=3)
+    for xid in (10, 10, 11, 12, 11, 13):  # records of one transaction follow each other
+        marks.passing(f'{{"lsn":1,"txId":{xid}}}')
+    marks.passing('{"lsn_proc":1}')  # no transaction id: nothing to remember
+    assert marks.recent_ids == (11, 12, 13)  # 10 forgotten, the oldest beyond three
+    assert committed_unseen(["9", "13", "11", "20"], set(marks.recent_ids)) == [11, 13]
+    assert committed_unseen([], set(marks.recent_ids)) == []
