@@ -4,13 +4,16 @@ Run as ``python -m bench._capture_child CONFIG.json RESULT.json``. The config ho
 YAML text, the bronze root, the topic, how many records of that topic the run must commit and
 the connector's session class (``"session": "module:Class"``, e.g.
 ``cdc_sources.mysql.session:MySqlCaptureSession``). Everything is imported before the clock
-starts. The run is observed from the outside only (no connector code changes):
-``BronzeWriter.commit`` and the session's ``snapshot``/``stream`` iterators are wrapped to take
-timestamps of the first record produced and of the commit that makes the expected number of
-records of the topic durable in bronze (records of other topics, such as the schema history,
-are not counted). ``ru_maxrss`` gives the peak resident set of the process. Warnings logged
-during the run are counted per logger (``log_warnings``): e.g. python-mysql-replication logs
-one each time it silently reconnects the binlog stream (and the server re-sends the events).
+starts. As ``cdc-lakehouse capture`` does before it calls ``run_capture``, measured runs first
+let pyarrow's implicit look for pandas find none (`skip_pandas_probe`), so that pandas is not
+imported inside the measured span when the command would not import it at all. The run is
+observed from the outside only (no connector code changes): ``BronzeWriter.commit`` and the
+session's ``snapshot``/``stream`` iterators are wrapped to take timestamps of the first record
+produced and of the commit that makes the expected number of records of the topic durable in
+bronze (records of other topics, such as the schema history, are not counted). ``ru_maxrss``
+gives the peak resident set of the process. Warnings logged during the run are counted per
+logger (``log_warnings``): e.g. python-mysql-replication logs one each time it silently
+reconnects the binlog stream (and the server re-sends the events).
 
 With ``"source_only": true`` the child opens the connector's session itself and only counts the
 records it yields (no bronze, no acknowledgement): the connector's own speed, bronze excluded.
@@ -232,6 +235,19 @@ def bronze_rows(root: str, topic: str) -> int:
     return int(table.to_pyarrow_dataset().count_rows())
 
 
+def skip_pandas_probe() -> bool:
+    """What ``cdc-lakehouse capture`` does before it calls `run_capture`: let pyarrow's implicit
+    look for pandas find none (`pipelines.arrow_pandas`), so the measured run does not import
+    pandas, as the command does not. False when the code under test has no such step (an older
+    tree): the run then imports pandas on its first conversion, inside the measured span."""
+    try:
+        from pipelines.arrow_pandas import skip_pandas_probe as skip
+    except ImportError:
+        return False
+    skip()
+    return "pandas" not in sys.modules
+
+
 def warm_imports() -> None:
     """Import the modules the capture imports lazily (seconds of import machinery otherwise)."""
     import pandas  # type: ignore[import-untyped]  # noqa: F401
@@ -276,6 +292,7 @@ def run(config: dict[str, Any]) -> dict[str, Any]:
     profile = ThreadedProfile() if config.get("profile") else None
     if profile is not None or config.get("source_only"):
         warm_imports()
+    pandas_probe_skipped = False if profile is not None or config.get("source_only") else skip_pandas_probe()
     rss_before = psutil.Process().memory_info().rss
     sampler = RssSampler()
     warnings = WarningCounter()
@@ -302,6 +319,7 @@ def run(config: dict[str, Any]) -> dict[str, Any]:
         "rss_timeline_mb": sampler.timeline(),
         "log_warnings": warnings.counts,
         "pid": os.getpid(),
+        "pandas_probe_skipped": pandas_probe_skipped,
     }
 
 

@@ -90,23 +90,25 @@ def scenario(server: LocalMariaDB, work: Path, key: str, trees: list[Path], roun
         for r in range(rounds):
             for tree in trees:
                 load = os.getloadavg()[0]
-                run = summarize_ours(run_ours(targets[(tree, r)], expected=records, tree=tree), records)
+                raw = run_ours(targets[(tree, r)], expected=records, tree=tree)
+                run = summarize_ours(raw, records)
                 if run["bronze_rows"] < records:
                     raise BenchRunError(f"{tree}: bronze holds {run['bronze_rows']} of {records} records")
                 say(f"{key} round {r + 1} {tree}: {run['events_per_s']:,.0f} events/s, CPU {run['cpu_s']:.2f}s, "
                     f"peak RSS {run['peak_rss_mb']:.0f} MB, load {load:.1f}")
                 out.append({"scenario": key, "tree": str(tree), "round": r, "load_1min": load,
-                            **{k: run[k] for k in ("start_to_last_s", "events_per_s", "cpu_s", "peak_rss_mb",
-                                                   "bronze_commits", "records")}})
+                            "pandas_probe_skipped": raw.get("pandas_probe_skipped", False),
+                            **{k: run[k] for k in ("start_to_last_s", "start_to_first_s", "events_per_s", "cpu_s",
+                                                   "peak_rss_mb", "bronze_commits", "records")}})
         return out
     finally:
         drop_database(db)
 
 
 def table(runs: list[dict[str, Any]], trees: list[Path]) -> str:
-    lines = ["| Scenario | Tree | Runs | Events/s best | median | worst | CPU s median | Events per CPU s "
-             "(median) | Peak RSS MB | Load (1 min) |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    lines = ["| Scenario | Tree | Runs | Events/s best | median | worst | Start→first s median | CPU s median | "
+             "CPU s best | Events per CPU s (median) | Peak RSS MB | Load (1 min) |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for key in dict.fromkeys(r["scenario"] for r in runs):
         for tree in trees:
             mine = [r for r in runs if r["scenario"] == key and r["tree"] == str(tree)]
@@ -114,7 +116,9 @@ def table(runs: list[dict[str, Any]], trees: list[Path]) -> str:
             cpu = statistics.median(r["cpu_s"] for r in mine)
             loads = [r["load_1min"] for r in mine]
             lines.append(f"| {key} ({mine[0]['records']:,} records) | {tree} | {len(mine)} | {rates[-1]:,.0f} | "
-                         f"{statistics.median(rates):,.0f} | {rates[0]:,.0f} | {cpu:.2f} | "
+                         f"{statistics.median(rates):,.0f} | {rates[0]:,.0f} | "
+                         f"{statistics.median(r['start_to_first_s'] for r in mine):.3f} | {cpu:.2f} | "
+                         f"{min(r['cpu_s'] for r in mine):.2f} | "
                          f"{mine[0]['records'] / cpu:,.0f} | {max(r['peak_rss_mb'] for r in mine):.0f} | "
                          f"{min(loads):.1f}-{max(loads):.1f} |")
     return "\n".join(lines)

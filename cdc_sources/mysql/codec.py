@@ -17,6 +17,7 @@ from cdc_sources.common.envelope import envelope_schema_version
 from cdc_sources.common.kschema import with_parameters
 from cdc_sources.mysql.converters import ColumnConverter, MySqlConverterSettings, converter_for
 from cdc_sources.mysql.envelope import source_schema
+from cdc_sources.mysql.key_texts import KeyText, compile_key_text
 from cdc_sources.mysql.model import ColumnDef, TableDef
 from cdc_sources.mysql.row_structs import Struct, compile_struct
 from cdc_sources.spi import SchemaVersion
@@ -57,6 +58,7 @@ class TableCodec:
         version: the schema version record for the schema history.
         row_struct: `row`, compiled for this version's fields (`row_structs`).
         key_struct: `key`'s struct, compiled; None for a keyless table.
+        key_text: the key's JSON text, compiled (`key_texts`); None for a keyless table.
     """
 
     topic: str
@@ -66,10 +68,14 @@ class TableCodec:
     version: SchemaVersion
     row_struct: Struct = field(init=False, repr=False, compare=False)
     key_struct: Struct | None = field(init=False, repr=False, compare=False)
+    key_text: KeyText | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "row_struct", compile_struct(self.fields))
-        object.__setattr__(self, "key_struct", compile_struct(self.key_fields) if self.key_fields else None)
+        key_struct = compile_struct(self.key_fields) if self.key_fields else None
+        object.__setattr__(self, "key_struct", key_struct)
+        object.__setattr__(self, "key_text",
+                           None if key_struct is None else compile_key_text(self.key_fields, key_struct))
 
     @property
     def schema_id(self) -> str:

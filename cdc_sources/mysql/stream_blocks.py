@@ -23,9 +23,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 import pyarrow as pa
 
-from cdc_sources.common.envelope import dumps
 from cdc_sources.mysql.codec import TableCodec
 from cdc_sources.mysql.converters.binlog_rows import restore_empty_sets
 from cdc_sources.spi import ChangeBlock, ChangeRecord
@@ -106,7 +106,7 @@ def insert_block(codec: TableCodec, rows: Sequence[Mapping[str, Any] | None],
                  templates: EventTemplates) -> RowTexts | None:
     """The ``c`` records of a write event's ``rows`` (None: a row emitted before a restart,
     skipped; its index still counts), or None when every row is skipped."""
-    row_struct, key_struct = codec.row_struct, codec.key_struct
+    row_struct, key_text, json = codec.row_struct, codec.key_text, orjson.dumps
     out = _texts(codec, templates, "c")
     source_head, source_tail = _source(templates, "c")
     position_head, position_tail = templates.position
@@ -119,9 +119,9 @@ def insert_block(codec: TableCodec, rows: Sequence[Mapping[str, Any] | None],
         nulls = row["none_sources"]
         if nulls:
             restore_empty_sets(image, nulls)
-        after = dumps(row_struct(image))
-        if key_struct is not None:
-            keys.append(dumps(key_struct(image)))
+        after = json(row_struct(image)).decode()
+        if key_text is not None:
+            keys.append(key_text(image))
         values.append(f'{{"before":null,"after":{after}{source_head}{i}{source_tail}')
         positions.append(f"{position_head}{i + 1}{position_tail}")
         order_keys.append((number, event_pos, i, 0))
@@ -133,7 +133,7 @@ def delete_records(codec: TableCodec, rows: Sequence[Mapping[str, Any] | None], 
     """The ``d`` records of a delete event's ``rows`` (None: skipped, as for `insert_block`), each
     followed by its tombstone when ``tombstones``: two ops alternate, so records, not a block, but
     made with the event's templates as the blocks are."""
-    row_struct, key_struct = codec.row_struct, codec.key_struct
+    row_struct, key_text, json = codec.row_struct, codec.key_text, orjson.dumps
     source_head, source_tail = _source(templates, "d")
     position_head, position_tail = templates.position
     number, event_pos = templates.order_prefix
@@ -147,8 +147,8 @@ def delete_records(codec: TableCodec, rows: Sequence[Mapping[str, Any] | None], 
         nulls = row["none_sources"]
         if nulls:
             restore_empty_sets(image, nulls)
-        key = None if key_struct is None else dumps(key_struct(image))
-        value = f'{{"before":{dumps(row_struct(image))},"after":null{source_head}{i}{source_tail}'
+        key = None if key_text is None else key_text(image)
+        value = f'{{"before":{json(row_struct(image)).decode()},"after":null{source_head}{i}{source_tail}'
         position = f"{position_head}{i + 1}{position_tail}"
         append(ChangeRecord(topic, key, value, "d", position, (number, event_pos, i, 0), schema_id, headers))
         if tombstones:
@@ -169,7 +169,7 @@ def update_block(codec: TableCodec, rows: Sequence[Mapping[str, Any] | None], te
     Raises:
         KeyChangedError: a row's key changes; nothing was emitted.
     """
-    row_struct, key_struct = codec.row_struct, codec.key_struct
+    row_struct, key_struct, json = codec.row_struct, codec.key_struct, orjson.dumps
     out = _texts(codec, templates, "u")
     source_head, source_tail = _source(templates, "u")
     position_head, position_tail = templates.position
@@ -190,8 +190,9 @@ def update_block(codec: TableCodec, rows: Sequence[Mapping[str, Any] | None], te
         if skip_unchanged and before == after:
             continue
         if key_struct is not None:
-            out.keys.append(dumps(key))
-        out.values.append(f'{{"before":{dumps(before)},"after":{dumps(after)}{source_head}{i}{source_tail}')
+            out.keys.append(json(key).decode())
+        out.values.append(f'{{"before":{json(before).decode()},"after":{json(after).decode()}{source_head}{i}'
+                          f'{source_tail}')
         out.positions.append(f"{position_head}{i + 1}{position_tail}")
         out.order_keys.append((number, event_pos, i, 0))
     return out if out.values else None

@@ -12,6 +12,7 @@ server's text (see `SNAPSHOT_CONVERSIONS`), also at the column's scale, which co
 
 from __future__ import annotations
 
+from binascii import b2a_base64
 from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
 from typing import Any
 
@@ -24,9 +25,13 @@ _EXACT = Context(prec=200, rounding=ROUND_HALF_UP)
 
 
 def _unscaled_decimal(scale: int) -> Convert:
+    """``decimal_bytes`` of the unscaled value, written out in one function: it runs for every
+    DECIMAL value streamed, where each call saved counts."""
     def convert(value: Decimal) -> str:
         # the binlog's Decimal is built from exactly `scale` fraction digits, so this is exact
-        return decimal_bytes(int(value.scaleb(scale, _EXACT)))
+        n = int(value.scaleb(scale, _EXACT))
+        size = ((n if n >= 0 else ~n).bit_length() >> 3) + 1
+        return b2a_base64(n.to_bytes(size, "big", signed=True), newline=False).decode("ascii")
     return convert
 
 
