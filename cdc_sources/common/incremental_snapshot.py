@@ -92,7 +92,8 @@ def chunk_where(row_sql: str, params_sql: str, after: Key | None, upto: Key | No
                 condition: str | None) -> tuple[str, list[object]]:
     """A chunk query's `` WHERE ...`` clause ('' when none) and its parameters: the chunk key as a
     row value (``row_sql``, compared with ``params_sql``) above ``after`` and at most ``upto``,
-    and the signal's ``additional-conditions`` filter."""
+    and the signal's ``additional-conditions`` filter (its ``%`` doubled: the statement is run with
+    parameters, so both drivers read ``%`` as a placeholder mark)."""
     where: list[str] = []
     params: list[object] = []
     if after is not None:
@@ -102,7 +103,7 @@ def chunk_where(row_sql: str, params_sql: str, after: Key | None, upto: Key | No
         where.append(f"{row_sql} <= {params_sql}")
         params.extend(upto)
     if condition:
-        where.append(f"({condition})")
+        where.append(f"({condition.replace('%', '%%')})")
     return (" WHERE " + " AND ".join(where) if where else ""), params
 
 

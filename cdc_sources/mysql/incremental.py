@@ -118,7 +118,7 @@ class MySqlChunkSource:
         """The rows of a statement; a server error is raised as the connector's error, ``where`` naming the step."""
         try:
             with self.conn.cursor() as cur:
-                cur.execute(sql, tuple(args))
+                cur.execute(sql, tuple(args) if args else None)  # None: a `%` in the text is not a placeholder
                 return list(cur.fetchall())
         except Exception as exc:
             if error_code(exc) is None and not isinstance(exc, OSError):

@@ -94,7 +94,9 @@ def test_compound_key_filter_and_surrogate_key(mariadb_db, tmp_path):
     signal(mariadb_db, "c-1", "execute-snapshot", {"data-collections": [f"{name}.pairs"]})
     signal(mariadb_db, "f-1", "execute-snapshot", {
         "data-collections": [f"{name}.items"], "surrogate-key": "ord",
-        "additional-conditions": [{"data-collection": f"{name}.items", "filter": "qty = 3 OR id > 200"}]})
+        # a % in the filter, as operator and in a LIKE pattern: not a placeholder of the driver
+        "additional-conditions": [{"data-collection": f"{name}.items",
+                                   "filter": "qty = 3 OR id % 1000 > 200 OR 'x' LIKE '%never%'"}]})
     run_capture(cfg, until_idle=True)
     groups = groupby(incremental_rows(root, topic(mariadb_db, "pairs")), key=lambda r: r["position"])
     pairs = [p for _, rows in groups for p in sorted((r["v"]["after"]["a"], r["v"]["after"]["b"]) for r in rows)]

@@ -68,7 +68,9 @@ def test_filter_condition_and_surrogate_key(pg_db, tmp_path):
         conn.execute("UPDATE items SET ord = 1000 - id")  # chunk order: reversed ids
     signal(pg_db, "f-1", "execute-snapshot", {
         "data-collections": ["public.items"], "surrogate-key": "ord",
-        "additional-conditions": [{"data-collection": "public.items", "filter": "qty = 3 OR id > 200"}]})
+        # a % in the filter, as operator and in a LIKE pattern: not a placeholder of the driver
+        "additional-conditions": [{"data-collection": "public.items",
+                                   "filter": "qty = 3 OR id % 1000 > 200 OR 'x' LIKE '%never%'"}]})
     run_capture(cfg, until_idle=True)
     want = sorted((i for i in range(1, 231) if i % 17 == 3 or i > 200), reverse=True)
     assert _ids(root, lambda i: -i) == want  # filtered, and in surrogate-key order across chunks
