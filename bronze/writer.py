@@ -48,7 +48,7 @@ from typing import Any
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
-from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
+from deltalake import CommitProperties, DeltaTable, PostCommitHookProperties, Transaction, write_deltalake
 from deltalake import Schema as DeltaSchema
 from deltalake.exceptions import CommitFailedError, TableNotFoundError
 from deltalake.transaction import AddAction, RemoveAction, create_table_with_add_actions
@@ -378,9 +378,11 @@ class BronzeWriter:
             )
         else:
             actions: list[AddAction | RemoveAction] = list(adds)
-            _append_retrying(lambda: target.create_write_transaction(actions, "append", BRONZE_SCHEMA,
-                                                                     commit_properties=props), target)
+            _append_retrying(lambda: target.create_write_transaction(
+                actions, "append", BRONZE_SCHEMA, commit_properties=props,
+                post_commithook_properties=_COMMIT_HOOKS), target)
             target.update_incremental()
+            _clean_expired_logs(target)
         self._tables[topic] = staged.state
         return sum(add.size for add in adds)
 
@@ -446,7 +448,9 @@ class BronzeWriter:
         # at every commit (on an object store a GET per commit file since then, about 20 of a small
         # batch's 40 requests on S3). The commit's conditional put of the next version still
         # detects a concurrent commit (then delta-rs reads it and, for an append, tries again).
-        _append_retrying(lambda: write_deltalake(target, table, mode="append", commit_properties=props), target)
+        _append_retrying(lambda: write_deltalake(target, table, mode="append", commit_properties=props,
+                                                 post_commithook_properties=_COMMIT_HOOKS), target)
+        _clean_expired_logs(target)
         self._offsets_commits += 1
 
     def _offsets_table(self) -> DeltaTable | None:
@@ -499,6 +503,27 @@ def _block_to_arrow(block: ChangeBlock, first_seq: int, batch: int, now: dt.date
         ],
         schema=BRONZE_SCHEMA,
     )
+
+
+_COMMIT_HOOKS = PostCommitHookProperties(create_checkpoint=True, cleanup_expired_logs=False)
+"""delta-rs's post-commit work for the writer's commits: the checkpoint every
+``delta.checkpointInterval`` versions, but not the search for expired log files, which lists the
+table's log after every commit (a LIST a commit on an object store); `_clean_expired_logs` does it
+at the checkpoints instead."""
+
+
+def _clean_expired_logs(table: DeltaTable) -> None:
+    """Delete the table's expired log files (``delta.logRetentionDuration``) if its version just
+    got a checkpoint (one every ``delta.checkpointInterval`` versions), unless
+    ``delta.enableExpiredLogCleanup`` is false: what delta-rs's post-commit hook does, without its
+    LIST of the log at every other commit (log files only expire as a whole before a checkpoint)."""
+    configuration = table.metadata().configuration
+    interval = int(configuration.get("delta.checkpointInterval") or 100)
+    # delta-rs 1.x checkpoints version v when v + 1 is a multiple of the interval
+    if (table.version() + 1) % interval or (configuration.get("delta.enableExpiredLogCleanup")
+                                            or "true").lower() == "false":
+        return
+    table.cleanup_metadata()
 
 
 _APPEND_ATTEMPTS = 5
