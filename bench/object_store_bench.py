@@ -126,10 +126,19 @@ def _fresh_db(server: LocalPostgres, db: str) -> None:
 
 def _drop_slot(server: LocalPostgres, slot: str) -> None:
     """Free a finished scenario's replication slot: with three roots and repeats the server's
-    ``max_replication_slots`` would run out."""
+    ``max_replication_slots`` would run out. The capture's walsender may outlive the capture a
+    moment on a loaded machine (the slot is still active): wait for it, up to 30 seconds."""
+    deadline = time.monotonic() + 30
     with psycopg.connect(server.dsn(), autocommit=True) as conn:
-        conn.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = %s",
-                     (slot,))
+        while True:
+            try:
+                conn.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
+                             "WHERE slot_name = %s", (slot,))
+                return
+            except psycopg.errors.ObjectInUse:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
 
 
 def _snapshot(name: str, root: str, storage: dict[str, str], store: Store | None, server: LocalPostgres,
