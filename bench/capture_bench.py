@@ -18,7 +18,16 @@ from typing import Any
 if not __package__:  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.cli import SCENARIOS, add_output_options, add_profile_option, parse_checked, parser, planned, run_bench
+from bench.cli import (
+    PROFILED,
+    SCENARIOS,
+    add_output_options,
+    add_profile_option,
+    parse_checked,
+    parser,
+    planned,
+    run_bench,
+)
 from bench.measure import Say
 from bench.report import details, results_table, targets_table
 from bench.scenarios import BenchContext, changes, snapshot, streaming
@@ -50,7 +59,7 @@ def run_scenarios(ctx: BenchContext, args: argparse.Namespace) -> list[dict[str,
             out.append(streaming(ctx, s.key, s.title, s.rows, s.tx_rows, debezium=dbz, workload=changes))
             out[-1]["no_target"] = True  # the issue sets targets for inserts and snapshots only
         else:
-            out.append(streaming(ctx, s.key, s.title, s.rows, s.tx_rows, debezium=dbz, profile=s.key == "stream"))
+            out.append(streaming(ctx, s.key, s.title, s.rows, s.tx_rows, debezium=dbz, profile=s.key in PROFILED))
     return out
 
 

@@ -1,8 +1,8 @@
 """What the capture bench commands share: their options, the scenarios they run, and the run itself.
 
 `bench.capture_bench` (PostgreSQL) and `bench.mysql_bench` (MySQL/MariaDB) take the same sizing,
-scenario and output options, run the same four scenarios (`SCENARIOS`; the PostgreSQL bench
-adds `changes`: inserts, updates and deletes) on one private server they start, and print and
+scenario and output options, run the same five scenarios (`SCENARIOS`; both benches
+add `changes`: inserts, updates and deletes) on one private server they start, and print and
 write their results the same way (`run_bench`). Each adds its own options and gives how to start
 its server, how to run a scenario and how to render the results.
 """
@@ -21,8 +21,10 @@ from typing import Any, TypeVar
 from bench.measure import RunContext, Say
 from bench.report import profile_summary, write_json
 
-SCENARIOS = ("stream", "stream_many", "snapshot", "memory")
+SCENARIOS = ("stream", "stream_many", "stream_small", "snapshot", "memory")
 """The scenarios every capture bench has."""
+PROFILED = ("stream", "stream_small")
+"""The streaming scenarios that ``--profile`` also runs under cProfile (with the snapshot)."""
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
 
@@ -40,6 +42,8 @@ def parser(prog: str, doc: str, scenarios: tuple[str, ...] = SCENARIOS) -> argpa
     )
     p.add_argument("--stream-tx-rows", type=int, default=1_000,
                    help="rows per transaction in the stream_many and changes scenarios")
+    p.add_argument("--rows-small", type=int, default=20_000,
+                   help="rows inserted by the stream_small scenario, one row per transaction")
     p.add_argument("--scenarios", default=",".join(scenarios), help=f"comma-separated subset of {', '.join(scenarios)}")
     p.set_defaults(valid_scenarios=scenarios)
     p.add_argument(
@@ -55,7 +59,7 @@ def add_profile_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--profile",
         action="store_true",
-        help="also run our connector under cProfile (stream and snapshot) and print the top functions",
+        help="also run our connector under cProfile (stream, stream_small and snapshot) and print the top functions",
     )
 
 
@@ -91,6 +95,7 @@ def planned(args: argparse.Namespace) -> list[Planned]:
     plans = [
         Planned("stream", f"Streaming {args.rows_stream:,}-row insert", args.rows_stream, args.rows_stream),
         Planned("stream_many", f"Streaming {args.rows_stream:,}-row insert", args.rows_stream, args.stream_tx_rows),
+        Planned("stream_small", f"Streaming {args.rows_small:,} one-row inserts", args.rows_small, 1),
         Planned("snapshot", f"Snapshot of a {args.rows_snapshot:,}-row table", args.rows_snapshot, args.rows_snapshot),
         Planned(
             "memory", f"Memory: one {args.rows_memory:,}-row transaction streamed", args.rows_memory, args.rows_memory

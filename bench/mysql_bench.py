@@ -20,7 +20,16 @@ from typing import Any
 if not __package__:  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.cli import SCENARIOS, add_output_options, add_profile_option, parse_checked, parser, planned, run_bench
+from bench.cli import (
+    PROFILED,
+    SCENARIOS,
+    add_output_options,
+    add_profile_option,
+    parse_checked,
+    parser,
+    planned,
+    run_bench,
+)
 from bench.measure import Say
 from bench.mysql_report import SYSTEMS, details, targets_table
 from bench.mysql_scenarios import MySqlBenchContext, snapshot, streaming
@@ -46,7 +55,7 @@ def run_scenarios(ctx: MySqlBenchContext, args: argparse.Namespace) -> list[dict
         elif s.key == "memory":
             out.append(streaming(ctx, s.key, s.title, s.rows, s.tx_rows, repeat=1, source_only=False, library=False))
         else:
-            out.append(streaming(ctx, s.key, s.title, s.rows, s.tx_rows, profile=s.key == "stream"))
+            out.append(streaming(ctx, s.key, s.title, s.rows, s.tx_rows, profile=s.key in PROFILED))
     return out
 
 

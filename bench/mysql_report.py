@@ -37,7 +37,8 @@ def targets_table(scenarios: list[dict[str, Any]]) -> str:
         ours = s["systems"].get("ours")
         if ours is None:
             continue
-        goal = {"stream": STREAM_TARGET, "stream_many": STREAM_TARGET, "changes": STREAM_TARGET,
+        goal = {"stream": STREAM_TARGET, "stream_many": STREAM_TARGET, "stream_small": STREAM_TARGET,
+                "changes": STREAM_TARGET,
                 "snapshot": SNAPSHOT_TARGET}.get(s["key"])
         if goal is not None:
             unit = "events/s" if s["kind"] == "streaming" else "rows/s"

@@ -44,6 +44,10 @@ log = logging.getLogger(__name__)
 
 ProgressFn = Callable[[str], None]
 
+METRICS_REPORT_S = 0.1
+"""Between commits, the metrics hear of the events read and of the newest transaction's source
+time at most this often (they take a lock; one-row transactions would otherwise report per row)."""
+
 
 @dataclass
 class CaptureResult:
@@ -159,6 +163,8 @@ class Coordinator:
         self._inflight: _InFlight | None = None
         self._ops: dict[str, int] = {}  # change events by op since the last report to the metrics
         self._last_event: ChangeRecord | ChangeBlock | None = None
+        self._ended: SourceOffset | None = None  # the newest transaction end not reported to the metrics
+        self._report_at = 0.0  # when the metrics are due to hear of the events counted since
 
     def run(self, *, until_idle: bool) -> CaptureResult:
         started = time.monotonic()
@@ -240,20 +246,22 @@ class Coordinator:
         return True
 
     def _checkpoint(self, buf: _Buffer, item: Checkpoint, snapshot: bool) -> None:
-        """A transaction end (or keepalive): commit the batch if it is due."""
+        """A transaction end (or keepalive): commit the batch if it is due.
+
+        This runs after every source transaction (one-row transactions: once per row), so the
+        offset's map is built only when it is compared."""
         buf.boundary = len(buf.records)
-        offset = item.offset.to_dict()
-        if item.idle and not snapshot and self._unchanged(buf, offset):
+        if item.idle and not snapshot and self._unchanged(buf, item.offset.to_dict()):
             self._wait()  # nothing new since the last commit: no empty bronze batch per idle run
             self.session.acknowledge(connector_offset(item.offset))  # durable already: the slot may lag
-            self._transaction_end(buf, offset, snapshot)
+            self._transaction_end(buf, item.offset, snapshot, report=True)
             buf.checkpoint = None
             return
         buf.checkpoint = item.offset
         buf.at_checkpoint = True
-        self._transaction_end(buf, offset, snapshot)
+        self._transaction_end(buf, item.offset, snapshot, report=item.idle)
         due = time.monotonic() - buf.since >= self.interval
-        if item.idle or snapshot or (due and (not buf.empty or offset != self._offset)):
+        if item.idle or snapshot or (due and (not buf.empty or item.offset.to_dict() != self._offset)):
             self._commit(buf, snapshot)
         if item.idle:
             self._wait()
@@ -294,17 +302,24 @@ class Coordinator:
                 buf.events_since_checkpoint += 1
                 self._last_event = i
 
-    def _transaction_end(self, buf: _Buffer, offset: Mapping[str, Any], snapshot: bool) -> None:
-        """A checkpoint (at ``offset``) after change events ends a source transaction (streaming only)."""
-        self._report_events(snapshot)
+    def _transaction_end(self, buf: _Buffer, offset: SourceOffset, snapshot: bool, *, report: bool) -> None:
+        """A checkpoint (at ``offset``) after change events ends a source transaction (streaming
+        only); the metrics hear of it now if ``report``, else within `METRICS_REPORT_S`."""
         if buf.events_since_checkpoint and not snapshot:
             buf.transactions += 1
-            self.metrics.source_time(offset_time_ms(offset))
+            self._ended = offset
         buf.events_since_checkpoint = 0
+        if report or time.monotonic() >= self._report_at:
+            self._report_events(snapshot)
 
     def _report_events(self, snapshot: bool) -> None:
-        """Hand the events counted since the last report to the metrics (once per checkpoint or
-        snapshot progress, not per record: the metrics take a lock)."""
+        """Hand the events counted since the last report, and the newest transaction end's source
+        time, to the metrics (at most every `METRICS_REPORT_S` between commits, not per record or
+        per transaction: the metrics take a lock)."""
+        self._report_at = time.monotonic() + METRICS_REPORT_S
+        if self._ended is not None:
+            self.metrics.source_time(offset_time_ms(self._ended.to_dict()))
+            self._ended = None
         last = self._last_event
         if not self._ops or last is None:
             return
@@ -325,6 +340,7 @@ class Coordinator:
         Reading the source goes on while the previous batch is written. The source is
         acknowledged only once the batch's commit has returned.
         """
+        self._report_events(snapshot)  # the metrics count the batch's events before its commit
         acknowledge = buf.checkpoint
         position = buf.last_position()
         if acknowledge is not None:

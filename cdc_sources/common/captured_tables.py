@@ -25,7 +25,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -173,6 +173,6 @@ class CapturedTables:
         """The stream with the captured tables recorded in every checkpoint's offset."""
         for item in items:
             if isinstance(item, Checkpoint):
-                yield replace(item, offset=OffsetWithExtras(item.offset, self.extras()))
+                yield Checkpoint(OffsetWithExtras(item.offset, self.extras()), item.idle)  # once per transaction
             else:
                 yield item

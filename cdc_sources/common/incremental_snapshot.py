@@ -71,7 +71,6 @@ from cdc_sources.spi import (
     ChangeRecord,
     Checkpoint,
     OffsetWithExtras,
-    SourceOffset,
     StreamItem,
     commit_mark,
     connector_offset,
@@ -311,10 +310,10 @@ class IncrementalSnapshotter:
             # the checkpoint right after the table's first open watermark: its commit mark
             self.state = replace(self.state, table_start=mark)
             self._await_start = False
-        offset: SourceOffset = base
-        if self.state is not None:
-            offset = OffsetWithExtras(base, self.state.to_offset())
-        return Checkpoint(offset, idle=cp.idle and not self.busy())
+        if self.state is None:
+            # no snapshot: the checkpoint as it is (this runs once per source transaction)
+            return cp if base is cp.offset else Checkpoint(base, cp.idle)  # not busy without a snapshot
+        return Checkpoint(OffsetWithExtras(base, self.state.to_offset()), idle=cp.idle and not self.busy())
 
     def _records(self, records: Iterable[ChangeRecord | ChangeBlock]) -> Iterator[StreamItem]:
         run: list[ChangeRecord] = []

@@ -60,6 +60,11 @@ BLOCK_ROWS = 8192
 """Rows of consecutive write events of one table version joined into one block, at most (each
 block costs the bronze writer a fixed amount of work, a write event holds about 8 KiB of rows)."""
 
+BLOCK_MIN_ROWS = 64
+"""Runs of fewer rows than this go to the coordinator as records, not as a block: a block's fixed
+cost (Arrow arrays, and its own pass through the bronze writer) is that of dozens of records, and
+one-row transactions, the common OLTP shape, would each make a one-row block."""
+
 _SENTINEL = -7_777_777_777
 """A number no real row index or position takes: where templates are cut."""
 
@@ -347,9 +352,13 @@ class MySqlStreamReader:
             self._flush_blocks()
 
     def _flush_blocks(self) -> None:
+        """Hand the pending rows over: one block, or records if they are fewer than `BLOCK_MIN_ROWS`."""
         from cdc_sources.mysql.stream_blocks import joined
 
-        self._out.append(joined(self._blocks))
+        if self._block_rows < BLOCK_MIN_ROWS:
+            self._out.append(_records(self._blocks))
+        else:
+            self._out.append(joined(self._blocks))
         self._blocks, self._block_rows = [], 0
 
     def _idle_offset(self, pos: int) -> MySqlOffset:
@@ -641,6 +650,14 @@ class MySqlStreamReader:
             self.settings.heartbeat_topic, dumps({"serverName": self.settings.prefix}), dumps({"ts_ms": now_ms}),
             None, dumps(offset.to_dict()), (file_number(self._file), pos, 1, now_ms), None, self.settings.headers)])
         self._out.append(Checkpoint(offset, idle=True))
+
+
+def _records(runs: list[RowTexts]) -> list[ChangeRecord]:
+    """The records of rendered rows (`stream_blocks.RowTexts`), one by one: what a block of them holds."""
+    return [ChangeRecord(r.topic, key, value, r.op, position, order_key, r.schema_id, r.headers)
+            for r in runs
+            for key, value, position, order_key in zip(r.keys if r.keyed else [None] * len(r), r.values, r.positions,
+                                                       r.order_keys, strict=True)]
 
 
 def _classified(stream: Any, where: str) -> Iterator[Any]:

@@ -5,8 +5,11 @@ Two pipelines stream the same binlog from the same point (each snapshots the emp
 first): one as the connector runs (every write event becomes one `ChangeBlock`), one with the
 block path switched off (`stream.INSERT_BLOCKS`: one record per row, the path the conformance
 suite compares with Debezium). Blocks of consecutive events are joined up to a small limit here,
-so that joins are cut. Their bronze tables must hold the same records, byte for byte
-(processing-time ``ts_*`` aside), and end at the same order key.
+so that joins are cut, and runs of any length become blocks (`stream.BLOCK_MIN_ROWS`). Their
+bronze tables must hold the same records, byte for byte (processing-time ``ts_*`` aside), and
+end at the same order key. A third pipeline streams the same binlog as the connector runs by
+default: runs shorter than the minimum (one-row transactions) go as records, and its bronze
+tables must hold the same records too.
 """
 
 from __future__ import annotations
@@ -129,9 +132,10 @@ def test_rows_events_as_blocks_equal_the_row_by_row_rendering(mariadb_db, tmp_pa
     name = mariadb_db["database"]
     options = {k: v.replace("{db}", name) for k, v in options.items()}
     execute(mariadb_db, DDL)
-    blocks, per_row = str(tmp_path / "blocks"), str(tmp_path / "per_row")
+    blocks, per_row, default = str(tmp_path / "blocks"), str(tmp_path / "per_row"), str(tmp_path / "default")
     run_capture(pipeline(blocks, mariadb_db, 5501, options), until_idle=True)  # offsets before any change
     run_capture(pipeline(per_row, mariadb_db, 5502, options), until_idle=True)
+    run_capture(pipeline(default, mariadb_db, 5503, options), until_idle=True)
     for transaction in WORKLOAD:
         execute(mariadb_db, transaction)
 
@@ -171,6 +175,7 @@ def test_rows_events_as_blocks_equal_the_row_by_row_rendering(mariadb_db, tmp_pa
         m.setattr(stream_blocks, "delete_records", counting_deletes)
         m.setattr(stream_blocks, "joined", joining)
         m.setattr(stream, "BLOCK_ROWS", 300)
+        m.setattr(stream, "BLOCK_MIN_ROWS", 1)  # runs of any length as blocks, the strictest comparison
         run_capture(pipeline(blocks, mariadb_db, 5501, options), until_idle=True)
     # write events of every table went through blocks, a large insert as several of them, and
     # consecutive ones were joined up to the limit
@@ -190,9 +195,17 @@ def test_rows_events_as_blocks_equal_the_row_by_row_rendering(mariadb_db, tmp_pa
         m.setattr(stream_blocks, "delete_records", None)
         run_capture(pipeline(per_row, mariadb_db, 5502, options), until_idle=True)
 
+    # as the connector runs: runs shorter than the minimum (the one-row transactions among them) as records
+    handed.clear()
+    with monkeypatch.context() as m:
+        m.setattr(stream_blocks, "joined", joining)
+        run_capture(pipeline(default, mariadb_db, 5503, options), until_idle=True)
+    assert handed and min(handed) >= stream.BLOCK_MIN_ROWS > 1
+
     topics = [f"my.{name}.{t}" for t in TABLES]
-    got, want = bronze(blocks, topics), bronze(per_row, topics)
+    got, want, by_default = bronze(blocks, topics), bronze(per_row, topics), bronze(default, topics)
     assert sum(len(rows) for rows in want.values()) > 840
     for topic in topics:
         assert got[topic] == want[topic], topic
-    assert last_order_keys(blocks, topics) == last_order_keys(per_row, topics)
+        assert by_default[topic] == want[topic], topic
+    assert last_order_keys(blocks, topics) == last_order_keys(per_row, topics) == last_order_keys(default, topics)
