@@ -13,7 +13,8 @@ are info-style gauges (value 1) whose labels carry the text, as are an increment
 ``ChunkId``, ``ChunkFrom``, ``ChunkTo``, ``TableFrom`` and ``TableTo``. As in Debezium, an
 incremental snapshot (`cdc_sources.spi.snapshot_progress`) reports under ``context="snapshot"``
 too: ``SnapshotRunning``, ``SnapshotPaused``, ``SnapshotCompleted``, ``SnapshotAborted``,
-``RowsScanned`` and the table counts then follow it, while streaming goes on. Numbers Debezium does not have
+``RowsScanned`` and the table counts then follow it, while streaming goes on; so do they for a
+blocking snapshot. Numbers Debezium does not have
 (bronze commits, bytes, commit time) are ``cdc_lakehouse_*``, as are the counters of the Sail
 server's restarts in a looping ``run`` (`pipelines.sail_restart`; not per source).
 """
@@ -30,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cdc_sources.spi import SourceError
-from cdc_sources.spi.snapshot_progress import IncrementalProgress
+from cdc_sources.spi.snapshot_progress import BlockingProgress, IncrementalProgress
 from pipelines.sail_restart import SailServerStats
 
 if TYPE_CHECKING:
@@ -113,7 +114,7 @@ class SourceMetrics:
                 self.snapshot_seconds = time.monotonic() - self.snapshot_started
 
     def incremental_snapshot(self, progress: IncrementalProgress) -> None:
-        """An incremental snapshot moved (`cdc_sources.spi.snapshot_progress.IncrementalSnapshotListener`)."""
+        """An incremental snapshot moved (`cdc_sources.spi.snapshot_progress.SnapshotListener`)."""
         with self._lock:
             before = self.incremental
             if progress.running and (before is None or before.correlation_id != progress.correlation_id
@@ -125,6 +126,19 @@ class SourceMetrics:
             self.rows_scanned.update(progress.rows_scanned)
             self.total_table_count, self.remaining_table_count = progress.total_tables, progress.remaining_tables
             if not progress.running and self.snapshot_started is not None:
+                self.snapshot_seconds = time.monotonic() - self.snapshot_started
+
+    def blocking_snapshot(self, progress: BlockingProgress) -> None:
+        """A blocking snapshot moved (`cdc_sources.spi.snapshot_progress.SnapshotListener`)."""
+        with self._lock:
+            if progress.running and not self.snapshot_running:
+                self.snapshot_started, self.rows_scanned = time.monotonic(), {}
+                self.snapshot_paused = self.snapshot_aborted = False
+            self.snapshot_running, self.snapshot_completed = progress.running, progress.completed
+            self.rows_scanned.update(progress.rows_scanned)
+            self.total_table_count = progress.tables_total
+            self.remaining_table_count = progress.tables_total - progress.tables_done
+            if progress.completed and self.snapshot_started is not None:
                 self.snapshot_seconds = time.monotonic() - self.snapshot_started
 
     def streaming_began(self) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 import orjson
 
 from cdc_sources.common.incremental_state import IncrementalState
-from cdc_sources.spi.snapshot_progress import IncrementalProgress, IncrementalSnapshotListener
+from cdc_sources.spi.snapshot_progress import IncrementalProgress, SnapshotListener
 
 __all__ = ["Ending", "ProgressTracker", "key_text", "progress_of"]
 
@@ -56,7 +56,7 @@ def progress_of(state: IncrementalState, *, chunk_id: str, chunk_to: Key | None,
 class ProgressTracker:
     """Follows one driver's snapshots and tells ``listener`` (if any) when their progress changes."""
 
-    def __init__(self, listener: IncrementalSnapshotListener | None = None) -> None:
+    def __init__(self, listener: SnapshotListener | None = None) -> None:
         self.listener = listener
         self._last: IncrementalState | None = None
         self._id: str | None = None

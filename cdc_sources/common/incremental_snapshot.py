@@ -77,7 +77,7 @@ from cdc_sources.spi import (
     commit_mark,
     connector_offset,
 )
-from cdc_sources.spi.snapshot_progress import IncrementalSnapshotListener
+from cdc_sources.spi.snapshot_progress import SnapshotListener
 
 if TYPE_CHECKING:
     from cdc_sources.common.blocking_snapshot import BlockingSnapshotter
@@ -237,14 +237,14 @@ class IncrementalSnapshotter:
         state: the progress stored in the offset, if a snapshot was running.
         read_only: ``read.only``: nothing may be written to the source, so no snapshot is started.
         blocking: runs blocking snapshots (`cdc_sources.common.blocking_snapshot`); None: they are ignored.
-        listener: told of the snapshots' progress (`cdc_sources.spi.snapshot_progress`).
+        listener: told of the snapshots' progress, blocking ones too (`cdc_sources.spi.snapshot_progress`).
     """
 
     def __init__(self, *, source: ChunkSource, signals: SignalSettings,
                  tables: Sequence[tuple[str, str]] | Callable[[], Sequence[tuple[str, str]]],
                  prefix: str, chunk_size: int, state: IncrementalState | None, read_only: bool = False,
                  delimiter: str = ".", blocking: BlockingSnapshotter | None = None,
-                 listener: IncrementalSnapshotListener | None = None) -> None:
+                 listener: SnapshotListener | None = None) -> None:
         self.source = source
         self.blocking = blocking
         self.signals = signals
@@ -257,13 +257,20 @@ class IncrementalSnapshotter:
         self._last_poll = 0.0
         self._await_start = False
         self._chunks = self._rows = 0  # of the current table, in this run (progress lines)
-        self.progress = ProgressTracker(listener)
+        self.progress = ProgressTracker()
+        self.listen(listener)
         self._reported: tuple[IncrementalState | None, _Window | None] = (None, None)
         self._aborted = False
         tbl = signals.table
         d = delimiter
         self.signal_topic = f"{prefix}{d}{tbl.parts[0]}{d}{tbl.parts[1]}" if tbl is not None and len(tbl.parts) == 2 \
             else None
+
+    def listen(self, listener: SnapshotListener | None) -> None:
+        """Tell ``listener`` of the progress of this driver's snapshots, blocking ones too."""
+        self.progress.listener = listener
+        if self.blocking is not None:
+            self.blocking.listener = listener
 
     @property
     def tables(self) -> list[tuple[str, str]]:

@@ -50,7 +50,7 @@ from cdc_sources.spi import (
     commit_mark,
     connector_offset,
 )
-from cdc_sources.spi.snapshot_progress import IncrementalSnapshotListener
+from cdc_sources.spi.snapshot_progress import SnapshotListener
 
 if TYPE_CHECKING:
     from cdc_sources.common.blocking_snapshot import BlockingSnapshotter
@@ -116,7 +116,7 @@ class ReadOnlyIncrementalSnapshotter(IncrementalSnapshotter):
                  tables: Sequence[tuple[str, str]] | Callable[[], Sequence[tuple[str, str]]],
                  prefix: str, chunk_size: int, state: IncrementalState | None, delimiter: str = ".",
                  blocking: BlockingSnapshotter | None = None,
-                 listener: IncrementalSnapshotListener | None = None) -> None:
+                 listener: SnapshotListener | None = None) -> None:
         super().__init__(source=source, signals=signals, tables=tables, prefix=prefix, chunk_size=chunk_size,
                          state=state, read_only=True, delimiter=delimiter, blocking=blocking, listener=listener)
         self.marks = watermarks

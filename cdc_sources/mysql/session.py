@@ -56,7 +56,7 @@ from cdc_sources.spi import (
     SourceOffset,
     StreamItem,
 )
-from cdc_sources.spi.snapshot_progress import IncrementalSnapshotListener
+from cdc_sources.spi.snapshot_progress import SnapshotListener
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +91,7 @@ class MySqlCaptureSession:
         self.blocking_stored = StoredBlocking.from_offset(stored_offset)
         self.signals = signal_settings(config.options.values)
         self.incremental: IncrementalSnapshotter | None = None
-        self._listener: IncrementalSnapshotListener | None = None
+        self._listener: SnapshotListener | None = None
         self._chunks: MySqlChunkSource | None = None
         self.policy = config.policy
         self.settings = converter_settings(config)
@@ -293,11 +293,11 @@ class MySqlCaptureSession:
 
         yield from captured.wrap(incremental.wrap(reader.items(until_idle=until_idle), on_start=start))
 
-    def report_incremental_snapshots(self, listener: IncrementalSnapshotListener) -> None:
-        """Send incremental snapshots' progress to ``listener`` (`ReportsIncrementalSnapshots`)."""
+    def report_snapshots(self, listener: SnapshotListener) -> None:
+        """Send signalled snapshots' progress to ``listener`` (`ReportsSnapshots`)."""
         self._listener = listener
         if self.incremental is not None:
-            self.incremental.progress.listener = listener
+            self.incremental.listen(listener)
 
     def _incremental(self, binlog_file: str) -> IncrementalSnapshotter:
         """Signals and incremental snapshots over the stream (`cdc_sources.common.incremental_snapshot`);

@@ -39,7 +39,7 @@ from cdc_sources.postgres.snapshot_columnar import PostgresColumnarSnapshotReade
 from cdc_sources.postgres.stream import PostgresStreamReader, StreamSettings
 from cdc_sources.postgres.types import PgColumn
 from cdc_sources.spi import Checkpoint, SnapshotPlan, SourceOffset, StreamItem
-from cdc_sources.spi.snapshot_progress import IncrementalSnapshotListener
+from cdc_sources.spi.snapshot_progress import SnapshotListener
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ class PostgresCaptureSession:
         self.blocking_stored = StoredBlocking.from_offset(stored_offset)
         self.signals = signal_settings(config.options.values)
         self.incremental: IncrementalSnapshotter | None = None
-        self._listener: IncrementalSnapshotListener | None = None
+        self._listener: SnapshotListener | None = None
         self.slot = str(config.opt("slot.name"))
         self.policy = config.policy
         self.slot_retry = slot_retry_policy(int(config.opt("slot.max.retries")), int(config.opt("slot.retry.delay.ms")))
@@ -250,11 +250,11 @@ class PostgresCaptureSession:
                 self.repl = None
             raise
 
-    def report_incremental_snapshots(self, listener: IncrementalSnapshotListener) -> None:
-        """Send incremental snapshots' progress to ``listener`` (`ReportsIncrementalSnapshots`)."""
+    def report_snapshots(self, listener: SnapshotListener) -> None:
+        """Send signalled snapshots' progress to ``listener`` (`ReportsSnapshots`)."""
         self._listener = listener
         if self.incremental is not None:
-            self.incremental.progress.listener = listener
+            self.incremental.listen(listener)
 
     def _incremental(self) -> IncrementalSnapshotter:
         """Signals and incremental snapshots over the stream (`cdc_sources.common.incremental_snapshot`)."""

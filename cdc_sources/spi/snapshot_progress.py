@@ -1,11 +1,13 @@
-"""How a connector reports a running incremental snapshot's progress to whoever watches it.
+"""How a connector reports the progress of the snapshots signals start while it streams.
 
 The shared incremental snapshot driver (`cdc_sources.common.incremental_snapshot`) sends an
-`IncrementalProgress` to an `IncrementalSnapshotListener` whenever the snapshot moves (a chunk
-read, a chunk emitted, paused, resumed, stopped, completed). The capture's metrics
-(`pipelines.metrics`) are such a listener; they show the numbers under Debezium's snapshot
-metric names (``ChunkId``, ``ChunkFrom``, ``ChunkTo``, ``TableFrom``, ``TableTo``,
-``SnapshotPaused``, ...). A session that can report them is a `ReportsIncrementalSnapshots`.
+`IncrementalProgress` to a `SnapshotListener` whenever the snapshot moves (a chunk read, a
+chunk emitted, paused, resumed, stopped, completed); the blocking snapshot driver
+(`cdc_sources.common.blocking_snapshot`) sends a `BlockingProgress` as it starts, after each
+table and at its end. The capture's metrics (`pipelines.metrics`) are such a listener; they
+show the numbers under Debezium's snapshot metric names (``ChunkId``, ``ChunkFrom``,
+``ChunkTo``, ``TableFrom``, ``TableTo``, ``SnapshotPaused``, ``RowsScanned``, ...). A session
+that can report them is a `ReportsSnapshots`.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-__all__ = ["IncrementalProgress", "IncrementalSnapshotListener", "ReportsIncrementalSnapshots"]
+__all__ = ["BlockingProgress", "IncrementalProgress", "ReportsSnapshots", "SnapshotListener"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,17 +57,42 @@ class IncrementalProgress:
     rows_scanned: tuple[tuple[str, int], ...]
 
 
-class IncrementalSnapshotListener(Protocol):
-    """Told of every move of an incremental snapshot (from the capture thread: keep it quick)."""
+@dataclass(frozen=True, slots=True)
+class BlockingProgress:
+    """Where a blocking snapshot stands (streaming waits while it runs).
+
+    Attributes:
+        correlation_id: the snapshot's id.
+        running: tables are being read; False once it has ended (``completed``).
+        tables_done / tables_total: tables read so far, and in all.
+        rows_scanned: rows read per table (``schema.table``), in table order.
+    """
+
+    correlation_id: str
+    running: bool
+    tables_done: int
+    tables_total: int
+    rows_scanned: tuple[tuple[str, int], ...]
+
+    @property
+    def completed(self) -> bool:
+        return not self.running
+
+
+class SnapshotListener(Protocol):
+    """Told of every move of a signalled snapshot (from the capture thread: keep it quick)."""
 
     def incremental_snapshot(self, progress: IncrementalProgress) -> None:
         ...
 
+    def blocking_snapshot(self, progress: BlockingProgress) -> None:
+        ...
+
 
 @runtime_checkable
-class ReportsIncrementalSnapshots(Protocol):
-    """A capture session that reports its incremental snapshots' progress."""
+class ReportsSnapshots(Protocol):
+    """A capture session that reports its signalled snapshots' progress."""
 
-    def report_incremental_snapshots(self, listener: IncrementalSnapshotListener) -> None:
-        """Send every incremental snapshot's progress to ``listener`` from now on."""
+    def report_snapshots(self, listener: SnapshotListener) -> None:
+        """Send every signalled snapshot's progress to ``listener`` from now on."""
         ...

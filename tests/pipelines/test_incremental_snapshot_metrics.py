@@ -1,5 +1,5 @@
-"""An incremental snapshot's progress on ``/metrics``, scraped over HTTP at every move of the
-snapshot during a real PostgreSQL capture; the expected keys and counts come from the table."""
+"""Incremental and blocking snapshots' progress on ``/metrics``, scraped over HTTP at every move of
+the snapshot during a real PostgreSQL capture; the expected keys and counts come from the tables."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import psycopg
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from cdc_sources.spi.snapshot_progress import IncrementalProgress
+from cdc_sources.spi.snapshot_progress import BlockingProgress, IncrementalProgress
 from pipelines.capture import run_capture
 from pipelines.metrics import CaptureMetrics, SourceMetrics, serving
 from tests.support.incremental_pg import pipeline, setup_items, signal
@@ -68,6 +68,10 @@ class _ScrapedMetrics(CaptureMetrics):
                 super().incremental_snapshot(progress)
                 outer.scrapes.append(_scrape(outer.port))
 
+            def blocking_snapshot(self, progress: BlockingProgress) -> None:
+                super().blocking_snapshot(progress)
+                outer.scrapes.append(_scrape(outer.port))
+
         self._factory = Scraping
 
     def source(self, name: str, plugin: str) -> SourceMetrics:
@@ -115,6 +119,35 @@ def test_incremental_snapshot_progress_on_the_metrics_endpoint(pg_db, tmp_path):
     assert _one(final, "SnapshotRunning") == 0 and _one(final, "SnapshotCompleted") == 1
     assert _one(final, "SnapshotAborted") == 0 and _one(final, "RemainingTableCount") == 0
     assert _one(final, "RowsScanned", table="public.items") == len(ids)
+
+
+def test_blocking_snapshot_progress_on_the_metrics_endpoint(pg_db, tmp_path):
+    root = str(tmp_path / "lake")
+    setup_items(pg_db, 120)
+    with psycopg.connect(pg_db, autocommit=True) as conn:
+        conn.execute("CREATE TABLE parts (id int PRIMARY KEY)")
+        conn.execute("INSERT INTO parts SELECT generate_series(1, 35)")
+    cfg = pipeline(root, pg_db, **{"snapshot.mode": "no_data"})
+    run_capture(cfg, until_idle=True)
+    signal(pg_db, "b-1", "execute-snapshot", {"data-collections": ["public.items", "public.parts"], "type": "blocking"})
+    with psycopg.connect(pg_db, autocommit=True) as conn:
+        conn.execute("INSERT INTO items VALUES (1000, 'after', 1)")  # a transaction end after the signal
+        counts = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("items", "parts")}
+
+    port = _free_port()
+    metrics = _ScrapedMetrics(port)
+    with serving(metrics, port, lambda _msg: None, host="127.0.0.1"):
+        run_capture(cfg, until_idle=True, metrics=metrics)
+        final = _scrape(port)
+
+    seen = [(_one(s, "SnapshotRunning"), _one(s, "SnapshotCompleted"), _one(s, "TotalTableCount"),
+             _one(s, "RemainingTableCount"),
+             {ls["table"]: v for ls, v in s.get("debezium_metrics_RowsScanned", [])}) for s in metrics.scrapes]
+    assert seen == [(1, 0, 2, 2, {}), (1, 0, 2, 1, {"public.items": counts["items"]}),
+                    (1, 0, 2, 0, {"public.items": counts["items"], "public.parts": counts["parts"]}),
+                    (0, 1, 2, 0, {"public.items": counts["items"], "public.parts": counts["parts"]})]
+    assert _one(final, "SnapshotRunning") == 0 and _one(final, "SnapshotCompleted") == 1
+    assert "debezium_metrics_ChunkId" not in final
 
 
 def _progress(**changes: object) -> IncrementalProgress:
