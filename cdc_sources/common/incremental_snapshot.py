@@ -22,6 +22,10 @@ range and emits it at the same close watermark; each key takes the same order ke
 whatever rows were inserted or deleted in the range meanwhile, so bronze drops exactly the rows
 it has already (a row's rank in the chunk would shift, and rows would be written twice or lost).
 
+Progress (the current chunk and its key range, rows emitted per table, paused, completed or
+stopped) goes to a `SnapshotListener` (`cdc_sources.spi.snapshot_progress`) through
+`cdc_sources.common.incremental_progress.ProgressTracker`; the capture's metrics listen.
+
 Connector-neutral: what touches the database (watermark inserts, chunk queries, rendering
 the rows as events) is a `ChunkSource` (PostgreSQL: `cdc_sources.postgres.incremental`).
 Checkpoint offsets must have a `commit_mark` (PostgreSQL's ``lsn_commit``, a binlog ``file`` and
