@@ -37,6 +37,7 @@ from cdc_sources.spi import (
     StreamItem,
     connector_offset,
 )
+from cdc_sources.spi.snapshot_progress import ReportsSnapshots
 from pipelines.metrics import SourceMetrics
 from pipelines.positions import offset_time_ms, source_position
 
@@ -156,6 +157,8 @@ class Coordinator:
         self.max_bytes = commit_max_bytes
         self.progress = progress or (lambda _msg: None)
         self.metrics = metrics or SourceMetrics(writer.source, "unknown")
+        if isinstance(session, ReportsSnapshots):
+            session.report_snapshots(self.metrics)
         self.result = CaptureResult()
         self._snapshot_completed = stored.snapshot_completed if stored else False
         self._offset: dict[str, Any] = dict(stored.offset) if stored else {}

@@ -9,7 +9,12 @@ Metric names follow Debezium's JMX attributes as the Prometheus JMX exporter sho
 (``debezium_metrics_<Attribute>``), labelled ``context`` (``snapshot`` or ``streaming``),
 ``plugin`` (``postgres``, ``mysql``, ``mariadb``) and ``name`` (the source); ``RowsScanned``
 also by ``table``. ``LastEvent`` and ``SourceEventPosition`` are text in Debezium: here they
-are info-style gauges (value 1) whose labels carry the text. Numbers Debezium does not have
+are info-style gauges (value 1) whose labels carry the text, as are an incremental snapshot's
+``ChunkId``, ``ChunkFrom``, ``ChunkTo``, ``TableFrom`` and ``TableTo``. As in Debezium, an
+incremental snapshot (`cdc_sources.spi.snapshot_progress`) reports under ``context="snapshot"``
+too: ``SnapshotRunning``, ``SnapshotPaused``, ``SnapshotCompleted``, ``SnapshotAborted``,
+``RowsScanned`` and the table counts then follow it, while streaming goes on; so do they for a
+blocking snapshot. Numbers Debezium does not have
 (bronze commits, bytes, commit time) are ``cdc_lakehouse_*``, as are the counters of the Sail
 server's restarts in a looping ``run`` (`pipelines.sail_restart`; not per source).
 """
@@ -26,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cdc_sources.spi import SourceError
+from cdc_sources.spi.snapshot_progress import BlockingProgress, IncrementalProgress
 from pipelines.sail_restart import SailServerStats
 
 if TYPE_CHECKING:
@@ -64,6 +70,9 @@ class SourceMetrics:
     rows_scanned: dict[str, int] = field(default_factory=dict)
     snapshot_running: bool = False
     snapshot_completed: bool = False
+    snapshot_paused: bool = False
+    snapshot_aborted: bool = False
+    incremental: IncrementalProgress | None = None
     snapshot_started: float | None = None
     snapshot_seconds: float = 0.0
     snapshot_events: int = 0
@@ -88,7 +97,8 @@ class SourceMetrics:
         with self._lock:
             self.state, self.connected = CaptureState.SNAPSHOTTING, True
             self.snapshot_running, self.snapshot_completed = True, False
-            self.snapshot_started, self.rows_scanned = time.monotonic(), {}
+            self.snapshot_paused = self.snapshot_aborted = False
+            self.snapshot_started, self.rows_scanned, self.incremental = time.monotonic(), {}, None
 
     def snapshot_table(self, table: str, rows: int, tables_done: int, tables_total: int) -> None:
         with self._lock:
@@ -101,6 +111,34 @@ class SourceMetrics:
             self.snapshot_running, self.snapshot_completed = False, True
             self.remaining_table_count = 0
             if self.snapshot_started is not None:
+                self.snapshot_seconds = time.monotonic() - self.snapshot_started
+
+    def incremental_snapshot(self, progress: IncrementalProgress) -> None:
+        """An incremental snapshot moved (`cdc_sources.spi.snapshot_progress.SnapshotListener`)."""
+        with self._lock:
+            before = self.incremental
+            if progress.running and (before is None or before.correlation_id != progress.correlation_id
+                                     or not before.running):
+                self.snapshot_started, self.rows_scanned = time.monotonic(), {}
+            self.incremental = progress
+            self.snapshot_running, self.snapshot_paused = progress.running, progress.paused
+            self.snapshot_completed, self.snapshot_aborted = progress.completed, progress.aborted
+            self.rows_scanned.update(progress.rows_scanned)
+            self.total_table_count, self.remaining_table_count = progress.total_tables, progress.remaining_tables
+            if not progress.running and self.snapshot_started is not None:
+                self.snapshot_seconds = time.monotonic() - self.snapshot_started
+
+    def blocking_snapshot(self, progress: BlockingProgress) -> None:
+        """A blocking snapshot moved (`cdc_sources.spi.snapshot_progress.SnapshotListener`)."""
+        with self._lock:
+            if progress.running and not self.snapshot_running:
+                self.snapshot_started, self.rows_scanned = time.monotonic(), {}
+                self.snapshot_paused = self.snapshot_aborted = False
+            self.snapshot_running, self.snapshot_completed = progress.running, progress.completed
+            self.rows_scanned.update(progress.rows_scanned)
+            self.total_table_count = progress.tables_total
+            self.remaining_table_count = progress.tables_total - progress.tables_done
+            if progress.completed and self.snapshot_started is not None:
                 self.snapshot_seconds = time.monotonic() - self.snapshot_started
 
     def streaming_began(self) -> None:
@@ -162,7 +200,8 @@ class SourceMetrics:
             return MetricsView(
                 self.source, self.plugin, self.state, self.connected, self.total_table_count,
                 self.remaining_table_count, dict(self.rows_scanned), self.snapshot_running, self.snapshot_completed,
-                snapshot_seconds, self.snapshot_events, self.streaming_events, dict(self.streaming_ops),
+                self.snapshot_paused, self.snapshot_aborted, self.incremental, snapshot_seconds, self.snapshot_events,
+                self.streaming_events, dict(self.streaming_ops),
                 self.transactions_committed,
                 self.last_event_topic, self.last_event_position, self.last_event_at, self.behind_ms, self.commits,
                 self.records_committed, self.bytes_committed, self.last_commit_at, self.last_error,
@@ -182,6 +221,10 @@ class MetricsView:
     rows_scanned: Mapping[str, int]
     snapshot_running: bool
     snapshot_completed: bool
+    snapshot_paused: bool
+    snapshot_aborted: bool
+    incremental: IncrementalProgress | None
+    """The last incremental snapshot's progress (None: none since the process started)."""
     snapshot_seconds: float
     snapshot_events: int
     streaming_events: int
@@ -227,8 +270,9 @@ class CaptureMetrics:
         return [s.view() for s in sources]
 
 
-SNAPSHOT_METRICS = ("TotalTableCount", "RemainingTableCount", "RowsScanned", "SnapshotRunning", "SnapshotCompleted",
-                    "SnapshotDurationInSeconds", "TotalNumberOfEventsSeen")
+SNAPSHOT_METRICS = ("TotalTableCount", "RemainingTableCount", "RowsScanned", "SnapshotRunning", "SnapshotPaused",
+                    "SnapshotCompleted", "SnapshotAborted", "SnapshotDurationInSeconds", "TotalNumberOfEventsSeen",
+                    "ChunkId", "ChunkFrom", "ChunkTo", "TableFrom", "TableTo")
 STREAMING_METRICS = ("MilliSecondsBehindSource", "TotalNumberOfEventsSeen", "TotalNumberOfCreateEventsSeen",
                      "TotalNumberOfUpdateEventsSeen", "TotalNumberOfDeleteEventsSeen", "LastEvent",
                      "SourceEventPosition", "NumberOfCommittedTransactions", "Connected", "MilliSecondsSinceLastEvent")

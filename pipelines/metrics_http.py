@@ -51,7 +51,21 @@ class _Collector(Collector):
             for table, rows in sorted(v.rows_scanned.items()):
                 gauge("RowsScanned", s, v, rows, "Rows read from each table by the snapshot", {"table": table})
             gauge("SnapshotRunning", s, v, float(v.snapshot_running), "1 while the snapshot runs")
+            gauge("SnapshotPaused", s, v, float(v.snapshot_paused), "1 while an incremental snapshot is paused")
             gauge("SnapshotCompleted", s, v, float(v.snapshot_completed), "1 once the snapshot has completed")
+            gauge("SnapshotAborted", s, v, float(v.snapshot_aborted), "1 once an incremental snapshot was stopped")
+            i = v.incremental
+            if i is not None and i.chunk_id:
+                gauge("ChunkId", s, v, 1.0, "The incremental snapshot's current chunk (in the labels)",
+                      {"table": i.table, "chunk": i.chunk_id})
+                gauge("ChunkFrom", s, v, 1.0, "The current chunk's lower key bound, exclusive (in the labels)",
+                      {"table": i.table, "key": i.chunk_from})
+                gauge("ChunkTo", s, v, 1.0, "The current chunk's upper key bound (in the labels)",
+                      {"table": i.table, "key": i.chunk_to})
+                gauge("TableFrom", s, v, 1.0, "The current table's lower key bound, exclusive (in the labels)",
+                      {"table": i.table, "key": i.table_from})
+                gauge("TableTo", s, v, 1.0, "The current table's largest key at its start (in the labels)",
+                      {"table": i.table, "key": i.table_to})
             gauge("SnapshotDurationInSeconds", s, v, v.snapshot_seconds, "Seconds the snapshot has taken so far")
             gauge("TotalNumberOfEventsSeen", s, v, v.snapshot_events, "Change events read")
             t = "streaming"

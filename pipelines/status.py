@@ -32,6 +32,7 @@ from pipelines.metrics import CaptureState
 from pipelines.positions import source_position
 from pipelines.quality_status import QualityRun, last_quality_runs, quality_line
 from pipelines.sizes import format_size
+from pipelines.snapshot_status import RunningSnapshot, running_snapshots, snapshot_lines
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +88,7 @@ class SourceStatus:
         heartbeat_at: when the capture last wrote its status file.
         operation: the last operation on its offsets, when that is their newest commit
             (``decommissioned at ...``, ``offsets reset at ...``), else None.
+        snapshots: the incremental or blocking snapshot under way at the committed offset.
     """
 
     name: str
@@ -106,6 +108,7 @@ class SourceStatus:
     last_error_at: dt.datetime | None
     heartbeat_at: dt.datetime | None
     operation: str | None = None
+    snapshots: tuple[RunningSnapshot, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -191,6 +194,11 @@ def _source_status(config: PipelineConfig, index: int, spec: SourceSpec, now: dt
     elif control.control is Control.RESET:
         operation = f"offsets reset at {control.at}; the next capture starts over"
     position = source_position(stored.offset) if stored else None
+    try:
+        snapshots = running_snapshots(stored.offset if stored else None)
+    except ValueError as exc:
+        log.warning("source %s: %s", spec.name, exc)
+        snapshots = ()
     lag = _source_lag(config, index, spec, stored.offset if stored else None, lag_warn_bytes) if source_lag else \
         SourceLag(False, detail="not checked (--source-lag connects to the source)")
     return SourceStatus(
@@ -199,7 +207,7 @@ def _source_status(config: PipelineConfig, index: int, spec: SourceSpec, now: dt
         None if last_commit_at is None else (now - last_commit_at).total_seconds(), commits,
         sum(t.rows for t in tables), record.transactions_committed if record else None, tables, lag,
         record.last_error if record else None, record.last_error_at if record else None,
-        record.heartbeat_at if record else None, operation)
+        record.heartbeat_at if record else None, operation, snapshots)
 
 
 def mark_uncaptured(tables: tuple[BronzeTableStatus, ...], offset: Mapping[str, Any], prefix: str,
@@ -347,6 +355,7 @@ def render(status: PipelineStatus) -> list[str]:
         if s.operation:
             out.append(f"  operation:     {s.operation}")
         out.append(f"  position:      {s.position or '-'}")
+        out.extend(f"  snapshot:      {line}" for line in snapshot_lines(s.snapshots))
         out.append(f"  last commit:   {_when(s.last_commit_at, now)}, batch {s.batch}, {s.commits} commits")
         tx = "-" if s.transactions is None else f"{s.transactions:,}"
         out.append(f"  committed:     {s.events:,} events, {tx} transactions")

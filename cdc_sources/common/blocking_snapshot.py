@@ -49,6 +49,7 @@ from cdc_sources.common.incremental_state import POSITION_ID, POSITION_LAST
 from cdc_sources.common.signals import ExecuteSnapshot, matching
 from cdc_sources.common.snapshot_blocks import same_text
 from cdc_sources.spi import ChangeBlock, Checkpoint, OffsetWithExtras, StreamItem, connector_offset
+from cdc_sources.spi.snapshot_progress import BlockingProgress, SnapshotListener
 
 log = logging.getLogger(__name__)
 
@@ -221,6 +222,8 @@ class BlockingSnapshotter:
         self.interrupted = stored.interrupted if stored else None
         self.last = stored.last_order_key if stored else None
         self.requested: tuple[str, tuple[BlockingCollection, ...]] | None = None
+        self.listener: SnapshotListener | None = None
+        """Told of each snapshot's progress (`cdc_sources.spi.snapshot_progress`)."""
 
     def execute(self, signal_id: str, correlation_id: str, a: ExecuteSnapshot,
                 tables: Sequence[tuple[str, str]]) -> None:
@@ -289,6 +292,8 @@ class BlockingSnapshotter:
     def _read(self, st: BlockingState) -> Iterator[StreamItem]:
         where = orjson.loads(st.position)
         total = len(st.collections)
+        scanned: dict[str, int] = {}
+        self._report(st, True, 0, scanned)
         for n, c in enumerate(st.collections):
             # a filtered table's snapshot is not all of it: silver must not settle it as a re-snapshot
             position = orjson.dumps({**where, POSITION_ID: st.correlation_id, POSITION_LAST: not c.select}).decode()
@@ -300,6 +305,14 @@ class BlockingSnapshotter:
             yield from self.source.snapshot_events(c, rows, (*st.order_key, n), position,
                                                    snapshot_markers(n, total, len(rows)))
             log.info("blocking snapshot %s: %s: %d rows", st.correlation_id, c.id, len(rows))
+            scanned[c.id] = len(rows)
+            self._report(st, True, n + 1, scanned)
+        self._report(st, False, total, scanned)
+
+    def _report(self, st: BlockingState, running: bool, done: int, scanned: Mapping[str, int]) -> None:
+        if self.listener is not None:
+            self.listener.blocking_snapshot(BlockingProgress(st.correlation_id, running, done, len(st.collections),
+                                                             tuple(scanned.items())))
 
 
 def _json(key: tuple[int, ...]) -> str:

@@ -22,6 +22,10 @@ range and emits it at the same close watermark; each key takes the same order ke
 whatever rows were inserted or deleted in the range meanwhile, so bronze drops exactly the rows
 it has already (a row's rank in the chunk would shift, and rows would be written twice or lost).
 
+Progress (the current chunk and its key range, rows emitted per table, paused, completed or
+stopped) goes to a `SnapshotListener` (`cdc_sources.spi.snapshot_progress`) through
+`cdc_sources.common.incremental_progress.ProgressTracker`; the capture's metrics listen.
+
 Connector-neutral: what touches the database (watermark inserts, chunk queries, rendering
 the rows as events) is a `ChunkSource` (PostgreSQL: `cdc_sources.postgres.incremental`).
 Checkpoint offsets must have a `commit_mark` (PostgreSQL's ``lsn_commit``, a binlog ``file`` and
@@ -42,6 +46,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import orjson
 
+from cdc_sources.common.incremental_progress import ProgressTracker
 from cdc_sources.common.incremental_state import (
     POSITION_ID,
     POSITION_LAST,
@@ -75,6 +80,7 @@ from cdc_sources.spi import (
     commit_mark,
     connector_offset,
 )
+from cdc_sources.spi.snapshot_progress import SnapshotListener
 
 if TYPE_CHECKING:
     from cdc_sources.common.blocking_snapshot import BlockingSnapshotter
@@ -234,12 +240,14 @@ class IncrementalSnapshotter:
         state: the progress stored in the offset, if a snapshot was running.
         read_only: ``read.only``: nothing may be written to the source, so no snapshot is started.
         blocking: runs blocking snapshots (`cdc_sources.common.blocking_snapshot`); None: they are ignored.
+        listener: told of the snapshots' progress, blocking ones too (`cdc_sources.spi.snapshot_progress`).
     """
 
     def __init__(self, *, source: ChunkSource, signals: SignalSettings,
                  tables: Sequence[tuple[str, str]] | Callable[[], Sequence[tuple[str, str]]],
                  prefix: str, chunk_size: int, state: IncrementalState | None, read_only: bool = False,
-                 delimiter: str = ".", blocking: BlockingSnapshotter | None = None) -> None:
+                 delimiter: str = ".", blocking: BlockingSnapshotter | None = None,
+                 listener: SnapshotListener | None = None) -> None:
         self.source = source
         self.blocking = blocking
         self.signals = signals
@@ -252,10 +260,20 @@ class IncrementalSnapshotter:
         self._last_poll = 0.0
         self._await_start = False
         self._chunks = self._rows = 0  # of the current table, in this run (progress lines)
+        self.progress = ProgressTracker()
+        self.listen(listener)
+        self._reported: tuple[IncrementalState | None, _Window | None] = (None, None)
+        self._aborted = False
         tbl = signals.table
         d = delimiter
         self.signal_topic = f"{prefix}{d}{tbl.parts[0]}{d}{tbl.parts[1]}" if tbl is not None and len(tbl.parts) == 2 \
             else None
+
+    def listen(self, listener: SnapshotListener | None) -> None:
+        """Tell ``listener`` of the progress of this driver's snapshots, blocking ones too."""
+        self.progress.listener = listener
+        if self.blocking is not None:
+            self.blocking.listener = listener
 
     @property
     def tables(self) -> list[tuple[str, str]]:
@@ -281,6 +299,7 @@ class IncrementalSnapshotter:
             on_start()
         yield from self._drain()
         for item in items:
+            self._report()
             if type(item) is list:
                 yield from self._records(item)
             elif isinstance(item, ChangeRecord | ChangeBlock):
@@ -300,8 +319,20 @@ class IncrementalSnapshotter:
         """Called at each checkpoint of the stream before it is passed on (rows queued here precede it)."""
 
     def _drain(self) -> Iterator[StreamItem]:
+        self._report()
         out, self._out = self._out, []
         yield from out
+
+    def _report(self) -> None:
+        """Tell the progress tracker of a new chunk or state (both are replaced, never changed in place)."""
+        st, w = self.state, self.window
+        if st is self._reported[0] and w is self._reported[1]:
+            return
+        self._reported = (st, w)
+        if st is not None and w is not None:
+            self.progress.chunk_read(st, w.chunk_id, w.last_key)
+        self.progress.changed(st, aborted=self._aborted)
+        self._aborted = False
 
     def _with_state(self, cp: Checkpoint) -> Checkpoint:
         base = connector_offset(cp.offset)
@@ -470,7 +501,7 @@ class IncrementalSnapshotter:
             return
         if not a.collections:
             log.info("incremental snapshot %s stopped", self.state.correlation_id)
-            self.state, self.window = None, None
+            self.state, self.window, self._aborted = None, None, True
             return
         keep = tuple(c for c in self.state.collections if not any(n.matches(c.schema, c.table) for n in a.collections))
         current_stopped = self.state.current is not None and self.state.current not in keep
@@ -481,7 +512,7 @@ class IncrementalSnapshotter:
             self.state = replace(self.state, collections=keep, last_key=None, max_key=None, window=None,
                                  window_opened=False, table_start=None)
             if not keep:
-                self.state = None
+                self.state, self._aborted = None, True
             elif not self.state.paused:
                 self._next_chunk()
         else:
@@ -502,6 +533,7 @@ class IncrementalSnapshotter:
         self.window = None
         self._chunks += 1
         self._rows += len(w.rows)
+        self.progress.chunk_emitted(w.collection.id, len(w.rows))
         if w.last_chunk:
             log.info("incremental snapshot %s: %s done, %d rows in %d chunks", st.correlation_id, w.collection.id,
                      self._rows, self._chunks)

@@ -50,6 +50,7 @@ from cdc_sources.spi import (
     commit_mark,
     connector_offset,
 )
+from cdc_sources.spi.snapshot_progress import SnapshotListener
 
 if TYPE_CHECKING:
     from cdc_sources.common.blocking_snapshot import BlockingSnapshotter
@@ -114,9 +115,10 @@ class ReadOnlyIncrementalSnapshotter(IncrementalSnapshotter):
     def __init__(self, *, watermarks: TransactionWatermarks, source: ChunkSource, signals: SignalSettings,
                  tables: Sequence[tuple[str, str]] | Callable[[], Sequence[tuple[str, str]]],
                  prefix: str, chunk_size: int, state: IncrementalState | None, delimiter: str = ".",
-                 blocking: BlockingSnapshotter | None = None) -> None:
+                 blocking: BlockingSnapshotter | None = None,
+                 listener: SnapshotListener | None = None) -> None:
         super().__init__(source=source, signals=signals, tables=tables, prefix=prefix, chunk_size=chunk_size,
-                         state=state, read_only=True, delimiter=delimiter, blocking=blocking)
+                         state=state, read_only=True, delimiter=delimiter, blocking=blocking, listener=listener)
         self.marks = watermarks
         self._last_cp: Checkpoint | None = None  # the stream's last checkpoint (its offset: where to resume)
         self._deferred = False  # a chunk read waits for the first checkpoint of this run

@@ -56,6 +56,7 @@ from cdc_sources.spi import (
     SourceOffset,
     StreamItem,
 )
+from cdc_sources.spi.snapshot_progress import SnapshotListener
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +91,7 @@ class MySqlCaptureSession:
         self.blocking_stored = StoredBlocking.from_offset(stored_offset)
         self.signals = signal_settings(config.options.values)
         self.incremental: IncrementalSnapshotter | None = None
+        self._listener: SnapshotListener | None = None
         self._chunks: MySqlChunkSource | None = None
         self.policy = config.policy
         self.settings = converter_settings(config)
@@ -291,6 +293,12 @@ class MySqlCaptureSession:
 
         yield from captured.wrap(incremental.wrap(reader.items(until_idle=until_idle), on_start=start))
 
+    def report_snapshots(self, listener: SnapshotListener) -> None:
+        """Send signalled snapshots' progress to ``listener`` (`ReportsSnapshots`)."""
+        self._listener = listener
+        if self.incremental is not None:
+            self.incremental.listen(listener)
+
     def _incremental(self, binlog_file: str) -> IncrementalSnapshotter:
         """Signals and incremental snapshots over the stream (`cdc_sources.common.incremental_snapshot`);
         chunks are read on a connection of their own, with the snapshot's conversions. With
@@ -317,7 +325,7 @@ class MySqlCaptureSession:
                 # a snapshot taken by this run read every table anew: an older incremental one is moot
                 state=self.incremental_state if self._snapshot_point is None else None,
                 delimiter=self.config.opt("topic.delimiter"),
-                blocking=BlockingSnapshotter(MySqlBlockingSource(source),
+                listener=self._listener, blocking=BlockingSnapshotter(MySqlBlockingSource(source),
                                              self.blocking_stored if self._snapshot_point is None else None))
         return self.incremental
 

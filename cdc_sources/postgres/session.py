@@ -39,6 +39,7 @@ from cdc_sources.postgres.snapshot_columnar import PostgresColumnarSnapshotReade
 from cdc_sources.postgres.stream import PostgresStreamReader, StreamSettings
 from cdc_sources.postgres.types import PgColumn
 from cdc_sources.spi import Checkpoint, SnapshotPlan, SourceOffset, StreamItem
+from cdc_sources.spi.snapshot_progress import SnapshotListener
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +83,7 @@ class PostgresCaptureSession:
         self.blocking_stored = StoredBlocking.from_offset(stored_offset)
         self.signals = signal_settings(config.options.values)
         self.incremental: IncrementalSnapshotter | None = None
+        self._listener: SnapshotListener | None = None
         self.slot = str(config.opt("slot.name"))
         self.policy = config.policy
         self.slot_retry = slot_retry_policy(int(config.opt("slot.max.retries")), int(config.opt("slot.retry.delay.ms")))
@@ -248,6 +250,12 @@ class PostgresCaptureSession:
                 self.repl = None
             raise
 
+    def report_snapshots(self, listener: SnapshotListener) -> None:
+        """Send signalled snapshots' progress to ``listener`` (`ReportsSnapshots`)."""
+        self._listener = listener
+        if self.incremental is not None:
+            self.incremental.listen(listener)
+
     def _incremental(self) -> IncrementalSnapshotter:
         """Signals and incremental snapshots over the stream (`cdc_sources.common.incremental_snapshot`)."""
         if self.incremental is None:
@@ -263,7 +271,7 @@ class PostgresCaptureSession:
                 prefix=self.config.name, chunk_size=int(self.config.opt("incremental.snapshot.chunk.size")),
                 # a snapshot taken by this run read every table anew: an older incremental one is moot
                 state=self.incremental_state if self._consistent_point is None else None,
-                blocking=BlockingSnapshotter(PostgresBlockingSource(source),
+                listener=self._listener, blocking=BlockingSnapshotter(PostgresBlockingSource(source),
                                              self.blocking_stored if self._consistent_point is None else None))
         return self.incremental
 
