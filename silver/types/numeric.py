@@ -5,7 +5,8 @@ A ``Decimal`` value is the base64 of the big-endian two's-complement unscaled in
 than 64 bits, so the hex digits are split into 56-bit chunks (``conv`` is exact below 2^63),
 the top chunk sign-adjusted, and the chunks summed as DECIMAL(38,0). The scale is applied by
 inserting the decimal point into the digits, which is exact (multiplying by 10^-s is not:
-Spark may drop scale when the product exceeds 38 digits).
+Spark may drop scale when the product exceeds 38 digits). A declared precision of at most 18
+takes the faster ``BIGINT`` path of `silver.types.short_decimal` instead.
 
 Values that may not fit 38 digits (``VariableScaleDecimal``, ``Decimal`` without a precision or
 with one above 38) are converted by `digits_text` instead: the bytes are folded into base-10^9
@@ -24,7 +25,9 @@ from pyspark.sql import functions as sf
 from pyspark.sql.types import ArrayType, DataType, DecimalType, LongType, StringType, StructField, StructType
 
 from silver.connect_schema import ConnectSchema
+from silver.types.base64_hex import hex_of_base64
 from silver.types.codec import Codec, LeafCodec
+from silver.types.short_decimal import MAX_SHORT_PRECISION, short_decimal
 
 __all__ = ["decimal_codec", "variable_scale_decimal_codec"]
 
@@ -43,19 +46,12 @@ def _chunks_for(precision: int | None) -> int:
     return 3
 
 
-def _hex_of_base64(b64: Column) -> Column:
-    """The hex digits of base64 text; null when it is not base64. Only well-formed base64
-    reaches ``try_to_binary``: Sail's returns null for a whole batch when one row is malformed."""
-    valid = b64.rlike(r"^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$")
-    return sf.hex(sf.try_to_binary(sf.when(valid, b64), sf.lit("base64")))
-
-
 def unscaled(b64: Column, chunks: int) -> Column:
     """The signed unscaled integer of base64 big-endian two's-complement bytes, DECIMAL(38,0).
 
     Null if the text is not base64 or holds more bytes than ``chunks`` can carry.
     """
-    hx = _hex_of_base64(b64)
+    hx = hex_of_base64(b64)
     width = chunks * _CHUNK_HEX
     negative = sf.substring(hx, 1, 1).isin("8", "9", "A", "B", "C", "D", "E", "F")
     padded = sf.when(negative, sf.lpad(hx, width, "F")).otherwise(sf.lpad(hx, width, "0"))
@@ -111,7 +107,7 @@ def long_digits_text(b64: Column) -> Column:
     A negative value is ``-(unsigned(~bytes) + 1)``: its bytes are complemented, folded, and 1
     added, so only non-negative limb arithmetic is needed.
     """
-    given = _hex_of_base64(b64)
+    given = hex_of_base64(b64)
     # never fold a null array: Sail's ``aggregate`` then returns null for every row of the batch
     hx = sf.when(sf.length(given) > 0, given).otherwise(sf.lit("00"))
     negative = sf.substring(hx, 1, 1).isin("8", "9", "A", "B", "C", "D", "E", "F")
@@ -195,6 +191,8 @@ def decimal_codec(schema: ConnectSchema) -> Codec:
     if precision is None:  # any length: the exact text, then the type if it fits
         return LeafCodec(target, f"decimal({precision},{scale})",
                          lambda raw: exact_decimal(let(digits_text(raw), lambda t: point_text(t, scale)), target))
+    if p <= MAX_SHORT_PRECISION:  # a BIGINT holds every fitting unscaled value
+        return LeafCodec(target, f"decimal({precision},{scale})", lambda raw: short_decimal(raw, p, scale))
     chunks = _chunks_for(precision)
 
     def fn(raw: Column) -> Column:
