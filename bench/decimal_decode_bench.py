@@ -54,7 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     conf = {"spark.sql.shuffle.partitions": "4"}
     if args.engine == "spark":
-        conf |= {"spark.master": "local[2]", "spark.driver.memory": "4g", "spark.ui.enabled": "false"}
+        conf |= {"spark.master": "local[2]", "spark.driver.memory": "4g", "spark.ui.enabled": "false",
+                 "spark.ui.showConsoleProgress": "false"}
     spark = create_session(EngineSpec(kind=args.engine, conf=conf))
     rng = random.Random(1)
     try:
