@@ -2,10 +2,11 @@
 
 A ``Decimal`` value is the base64 of the big-endian two's-complement unscaled integer; the
 ``scale`` parameter places the decimal point. Spark has no bytes-to-bigint function for more
-than 64 bits, so the hex digits are split into 56-bit chunks (``conv`` is exact below 2^63),
-the top chunk sign-adjusted, and the chunks summed as DECIMAL(38,0). The scale is applied by
+than 64 bits, so the hex digits are split into 56-bit chunks (``conv`` is exact below 2^63)
+and summed as DECIMAL(38,0) (a negative value as its magnitude, then negated). The scale is applied by
 inserting the decimal point into the digits, which is exact (multiplying by 10^-s is not:
-Spark may drop scale when the product exceeds 38 digits).
+Spark may drop scale when the product exceeds 38 digits). A declared precision of at most 18
+takes the faster ``BIGINT`` path of `silver.types.short_decimal` instead.
 
 Values that may not fit 38 digits (``VariableScaleDecimal``, ``Decimal`` without a precision or
 with one above 38) are converted by `digits_text` instead: the bytes are folded into base-10^9
@@ -24,13 +25,17 @@ from pyspark.sql import functions as sf
 from pyspark.sql.types import ArrayType, DataType, DecimalType, LongType, StringType, StructField, StructType
 
 from silver.connect_schema import ConnectSchema
+from silver.types.base64_hex import hex_of_base64
 from silver.types.codec import Codec, LeafCodec
+from silver.types.short_decimal import MAX_SHORT_PRECISION, short_decimal
 
 __all__ = ["decimal_codec", "variable_scale_decimal_codec"]
 
 _CHUNK_HEX = 14  # 7 bytes = 56 bits per chunk
 _CHUNK_BASE = 1 << 56
 _MAX_PRECISION = 38
+_MAX_UNSCALED = 10**_MAX_PRECISION - 1
+_HEX = "0123456789ABCDEF"
 _MAX_SCALE = 16383  # PostgreSQL's largest NUMERIC display scale; a larger one is not a decimal
 
 
@@ -43,30 +48,33 @@ def _chunks_for(precision: int | None) -> int:
     return 3
 
 
-def _hex_of_base64(b64: Column) -> Column:
-    """The hex digits of base64 text; null when it is not base64. Only well-formed base64
-    reaches ``try_to_binary``: Sail's returns null for a whole batch when one row is malformed."""
-    valid = b64.rlike(r"^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$")
-    return sf.hex(sf.try_to_binary(sf.when(valid, b64), sf.lit("base64")))
+def _limit_hex(limit: int, width: int) -> str:
+    return f"{min(limit, 16**width - 1):0{width}X}"
 
 
 def unscaled(b64: Column, chunks: int) -> Column:
     """The signed unscaled integer of base64 big-endian two's-complement bytes, DECIMAL(38,0).
 
-    Null if the text is not base64 or holds more bytes than ``chunks`` can carry.
+    Null if the text is not base64, holds more bytes than ``chunks`` can carry, or its value
+    has more than 38 digits. A negative value is summed as its magnitude, ``unsigned(~bytes) +
+    1`` (the hex digits complemented), so no partial sum exceeds the result: summing the
+    two's-complement chunks passes through values beyond 38 digits near -10^38.
     """
-    hx = _hex_of_base64(b64)
+    hx = hex_of_base64(b64)
     width = chunks * _CHUNK_HEX
-    negative = sf.substring(hx, 1, 1).isin("8", "9", "A", "B", "C", "D", "E", "F")
-    padded = sf.when(negative, sf.lpad(hx, width, "F")).otherwise(sf.lpad(hx, width, "0"))
-    parts = [sf.conv(sf.substring(padded, i * _CHUNK_HEX + 1, _CHUNK_HEX), 16, 10).cast("bigint")
+    negative = sf.substring(hx, 1, 1).isin(*"89ABCDEF")
+    digits = sf.lpad(sf.when(negative, sf.translate(hx, _HEX, _HEX[::-1])).otherwise(hx), width, "0")
+    parts = [sf.conv(sf.substring(digits, i * _CHUNK_HEX + 1, _CHUNK_HEX), 16, 10).cast(DecimalType(38, 0))
              for i in range(chunks)]
-    top = parts[0] - sf.when(parts[0] >= _CHUNK_BASE // 2, sf.lit(_CHUNK_BASE)).otherwise(sf.lit(0))
-    value = top.cast(DecimalType(38, 0))
+    value = parts[0]
     for part in parts[1:]:
-        value = value * sf.lit(_CHUNK_BASE).cast(DecimalType(38, 0)) + part.cast(DecimalType(38, 0))
-    fits = (sf.length(hx) > 0) & (sf.length(hx) <= width)
-    return sf.when(fits, value)
+        value = value * sf.lit(_CHUNK_BASE).cast(DecimalType(38, 0)) + part
+    # fixed-width hex digits compare as their numbers do: at most 38 digits once signed
+    limit = sf.when(negative, sf.lit(_limit_hex(_MAX_UNSCALED - 1, width))).otherwise(
+        sf.lit(_limit_hex(_MAX_UNSCALED, width)))
+    fits = (sf.length(hx) > 0) & (sf.length(hx) <= width) & (digits <= limit)
+    sign = sf.when(negative, sf.lit(-1)).otherwise(sf.lit(1))
+    return sf.when(fits, ((value + negative.cast("int")) * sign).cast(DecimalType(38, 0)))
 
 
 _LIMB = 1_000_000_000  # base of the limbs `long_digits_text` folds bytes into (limb * 256 + 255 < 2^63)
@@ -111,7 +119,7 @@ def long_digits_text(b64: Column) -> Column:
     A negative value is ``-(unsigned(~bytes) + 1)``: its bytes are complemented, folded, and 1
     added, so only non-negative limb arithmetic is needed.
     """
-    given = _hex_of_base64(b64)
+    given = hex_of_base64(b64)
     # never fold a null array: Sail's ``aggregate`` then returns null for every row of the batch
     hx = sf.when(sf.length(given) > 0, given).otherwise(sf.lit("00"))
     negative = sf.substring(hx, 1, 1).isin("8", "9", "A", "B", "C", "D", "E", "F")
@@ -195,6 +203,8 @@ def decimal_codec(schema: ConnectSchema) -> Codec:
     if precision is None:  # any length: the exact text, then the type if it fits
         return LeafCodec(target, f"decimal({precision},{scale})",
                          lambda raw: exact_decimal(let(digits_text(raw), lambda t: point_text(t, scale)), target))
+    if p <= MAX_SHORT_PRECISION:  # a BIGINT holds every fitting unscaled value
+        return LeafCodec(target, f"decimal({precision},{scale})", lambda raw: short_decimal(raw, p, scale))
     chunks = _chunks_for(precision)
 
     def fn(raw: Column) -> Column:

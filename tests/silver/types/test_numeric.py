@@ -100,3 +100,15 @@ def test_one_malformed_decimal_does_not_null_its_batch(spark):
              "parameters": {"scale": "2", "connect.decimal.precision": "10"}}
     assert _decode(spark, fixed, [_b64(12345), "not base64!", _b64(-1)]) == [
         (Decimal("123.45"), False), (None, True), (Decimal("-0.01"), False)]
+
+
+def test_decimal_38_keeps_its_extremes_and_a_39_digit_value_is_a_mismatch(spark):
+    # the sum of 56-bit chunks must not pass beyond 38 digits on the way to -(10^38 - 1), and a
+    # value of 39 digits must be a mismatch, not an error or a wrapped number
+    ints = [10**38 - 1, -(10**38) + 1, 10**38 - 2**56, -(10**38) + 2**56, 10**38, -(10**38), 2**130, -(2**130), -1, 0]
+    for scale in (0, 10):
+        schema = {"type": "bytes", "optional": True, "name": "org.apache.kafka.connect.data.Decimal",
+                  "parameters": {"scale": str(scale), "connect.decimal.precision": "38"}}
+        got = _decode(spark, schema, [_b64(v) for v in ints])
+        want = [Decimal(f"{v}e-{scale}") if abs(v) < 10**38 else None for v in ints]
+        assert got == [(w, w is None) for w in want], scale
