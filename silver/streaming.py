@@ -47,9 +47,11 @@ from silver.engine_traits import EngineTraits
 from silver.errors import EngineCapabilityError, SilverTableError
 from silver.increment import apply_increment
 from silver.progress import Progress, ProgressStore
+from silver.quality import QualityGateError
 from silver.resnapshot import BronzeRef
 from silver.schema_cache import SchemaCache
 from silver.schema_history import load_topic_schemas
+from silver.stream_catchup import bronze_since
 from silver.target import SilverTarget
 
 __all__ = ["CHANGE_COMMIT_HINT", "ApplyFn", "BatchReport", "ProgressRecorder", "StreamSettings", "start_stream"]
@@ -118,8 +120,24 @@ def _batch_handler(root: str, decl: SilverTable, source: str, options: SilverOpt
         report(f"silver {decl.table}: micro-batch {epoch_id} applying")
         # The apply runs several actions over the batch (scan, decode, counts): read bronze once.
         batch = batch.persist()
+        expected = previous.keys if previous else None
         try:
-            result = apply_fn(ctx, decl, target, batch, expected_keys=previous.keys if previous else None)
+            result = apply_fn(ctx, decl, target, batch, expected_keys=expected)
+        except QualityGateError:
+            # a restart re-runs this micro-batch as it is: check again with bronze up to now
+            top = batch.agg(sf.max(COL_SEQ)).collect()[0][0]
+            since = None if top is None else bronze_since(
+                session, root, decl.source, options, after_seq=previous.last_seq if previous else 0,
+                batch_max_seq=int(top))
+            if since is None:
+                raise
+            report(f"silver {decl.table}: micro-batch {epoch_id} failed a gate; checking again with bronze "
+                   "up to now")
+            since = since.persist()
+            try:
+                result = apply_fn(ctx, decl, target, since, expected_keys=expected)
+            finally:
+                since.unpersist()
         finally:
             batch.unpersist()
         if result.max_seq is not None and (previous is None or result.max_seq > previous.last_seq):
