@@ -17,7 +17,7 @@ import pytest
 
 from silver.declarations import SilverOptions, SilverTable
 from silver.expectations import Expectation
-from silver.streaming import StreamSettings, start_stream
+from silver.streaming import StreamSettings, failure_line, start_stream
 from tests.silver.bronze_builder import int32, string
 from tests.silver.conftest import rows
 
@@ -64,7 +64,9 @@ def test_stream_gates_warn_quarantine_and_a_fail_that_moves_nothing(builder, spa
 
     failure = _stream(spark, root, decl)
     assert failure is not None
-    assert "expectation 'between_age' (fail): 1 failing row(s) (of 3 upserted row(s))" in str(failure)
+    assert failure_line(str(failure)) == (  # what `silver --stream` reports
+        "silver table 'users': expectation 'between_age' (fail): 1 failing row(s) (of 3 upserted row(s)); the "
+        "increment (seq 5..7) was not applied and its progress did not move")
     first_batch = [(1, "a@x.org", 30, "DE"), (3, "c@x.org", 50, "XX"), (4, "d@x.org", 60, "US")]
     assert _state(spark, root) == (first_batch, [(2, "not_null_email")], [(4,)])
     assert [os.path.exists(f"{checkpoint}/commits/{n}") for n in (0, 1)] == [True, False]
