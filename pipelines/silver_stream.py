@@ -36,7 +36,7 @@ from pipelines.stream_trigger import TRIGGER_CHOICES
 from silver.consistency import committed_cut
 from silver.declarations import SilverOptions, SilverTable
 from silver.delta_io import read_delta_or_none
-from silver.streaming import CHANGE_COMMIT_HINT, StreamSettings, start_stream
+from silver.streaming import CHANGE_COMMIT_HINT, StreamSettings, failure_line, start_stream
 
 __all__ = ["TRIGGER_CHOICES", "StreamRunResult", "Trigger", "checkpoint_location", "run_streams", "stream_refusal",
            "stream_trigger"]
@@ -184,7 +184,7 @@ def _record_end(table: str, query: Any, result: StreamRunResult, say: Callable[[
         say(f"silver {table}: stream done")
         return
     text = str(exc)
-    first = (text.strip().splitlines() or [type(exc).__name__])[0]
+    first = failure_line(text) if text.strip() else type(exc).__name__
     if any(m in text for m in ("DELTA_SOURCE_TABLE_IGNORE_CHANGES", "DELTA_SOURCE_IGNORE_DELETE")):
         first = f"{CHANGE_COMMIT_HINT} ({first})"
     result.errors[table] = first

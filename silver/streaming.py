@@ -11,6 +11,13 @@ the query keeps the record it wrote (one writer per table: run one driver at a t
 should both run, rows the other applied are applied again, which is harmless). Re-running a micro-batch
 (Spark does after a failure) is harmless: every apply is idempotent.
 
+A micro-batch that fails a ``fail`` expectation stops the query, and Spark re-runs it with the
+same bronze range when the query restarts; a fix that reached bronze since would never be part
+of it. So the handler then checks the increment again with bronze up to now
+(`silver.stream_catchup`), as the incremental runner would: the fix, the key's latest change,
+passes, and the micro-batches that follow skip the rows it applied. `failure_line` picks the
+silver error out of the text Spark wraps it in.
+
 Triggers: ``available_now`` (process everything available, then stop: the streaming form of
 ``--once``) or ``processing_time`` (a micro-batch every ``interval_seconds``).
 
@@ -32,6 +39,7 @@ incremental runner (``cdc-lakehouse silver``), which drives increments itself.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -47,12 +55,15 @@ from silver.engine_traits import EngineTraits
 from silver.errors import EngineCapabilityError, SilverTableError
 from silver.increment import apply_increment
 from silver.progress import Progress, ProgressStore
+from silver.quality import QualityGateError
 from silver.resnapshot import BronzeRef
 from silver.schema_cache import SchemaCache
 from silver.schema_history import load_topic_schemas
+from silver.stream_catchup import bronze_since
 from silver.target import SilverTarget
 
-__all__ = ["CHANGE_COMMIT_HINT", "ApplyFn", "BatchReport", "ProgressRecorder", "StreamSettings", "start_stream"]
+__all__ = ["CHANGE_COMMIT_HINT", "ApplyFn", "BatchReport", "ProgressRecorder", "StreamSettings", "failure_line",
+           "start_stream"]
 
 ApplyFn = Callable[..., ApplyResult]
 """``apply_increment``'s signature: (ctx, decl, target, bronze_batch, *, expected_keys)."""
@@ -64,6 +75,19 @@ CHANGE_COMMIT_HINT = (
     "bronze removed rows (a snapshot was discarded and taken again): rebuild the silver table (delete it, its "
     "progress record and its checkpoint, then stream again)")
 """What to do when a bronze stream stops at a commit that removed files (see module doc)."""
+
+
+_SILVER_ERROR_LINE = re.compile(r"^\s*silver\.[\w.]+Error: (.+)$", re.MULTILINE)
+
+
+def failure_line(text: str) -> str:
+    """The line to report for a failed streaming query's exception text: the message of the silver
+    error the micro-batch raised (Spark wraps it, with its Python traceback, in its own error),
+    else the text's first line."""
+    ours = _SILVER_ERROR_LINE.findall(text)
+    if ours:
+        return str(ours[-1]).strip()
+    return (text.strip().splitlines() or ["unknown error"])[0]
 
 
 @dataclass(frozen=True)
@@ -118,8 +142,24 @@ def _batch_handler(root: str, decl: SilverTable, source: str, options: SilverOpt
         report(f"silver {decl.table}: micro-batch {epoch_id} applying")
         # The apply runs several actions over the batch (scan, decode, counts): read bronze once.
         batch = batch.persist()
+        expected = previous.keys if previous else None
         try:
-            result = apply_fn(ctx, decl, target, batch, expected_keys=previous.keys if previous else None)
+            result = apply_fn(ctx, decl, target, batch, expected_keys=expected)
+        except QualityGateError:
+            # a restart re-runs this micro-batch as it is: check again with bronze up to now
+            top = batch.agg(sf.max(COL_SEQ)).collect()[0][0]
+            since = None if top is None else bronze_since(
+                session, root, decl.source, options, after_seq=previous.last_seq if previous else 0,
+                batch_max_seq=int(top))
+            if since is None:
+                raise
+            report(f"silver {decl.table}: micro-batch {epoch_id} failed a gate; checking again with bronze "
+                   "up to now")
+            since = since.persist()
+            try:
+                result = apply_fn(ctx, decl, target, since, expected_keys=expected)
+            finally:
+                since.unpersist()
         finally:
             batch.unpersist()
         if result.max_seq is not None and (previous is None or result.max_seq > previous.last_seq):
