@@ -30,7 +30,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from cdc_sources.spi import ConfigError, ConfigProblem, MissingDependencyError
+from cdc_sources.spi import EngineError, MissingDependencyError
 from pipelines.engine_spec import EngineSpec
 from pipelines.sail_memory import configure_sail_allocator
 from pipelines.sail_process import SailChild, start_sail_child
@@ -68,7 +68,7 @@ def create_session(spec: EngineSpec, *, looping: bool = False) -> SparkSession:
 
     Raises:
         MissingDependencyError: ``pysail`` is missing for ``sail``.
-        ConfigError: the engine cannot be reached or started.
+        EngineError: a classic session or the Sail server process did not start (a run-time failure, exit 1).
     """
     if spec.sail_in_child(looping=looping):
         return _sail_child_session(spec)
@@ -225,7 +225,9 @@ def _classic_session(spec: EngineSpec, *, with_delta: bool = True) -> SparkSessi
         builder = configure_spark_with_delta_pip(builder)
     try:
         spark = builder.getOrCreate()
-    except Exception as exc:
-        raise ConfigError([ConfigProblem("engine", f"cannot start a classic Spark session: {exc}")]) from exc
+    except Exception as exc:  # no Java, jars that cannot be fetched or loaded: the engine failed, not the file
+        log.debug("the classic Spark session did not start", exc_info=True)
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise EngineError(f"cannot start a classic Spark session: {first}") from exc
     _OWNED[id(spark)] = _Owned()
     return spark
