@@ -19,6 +19,7 @@ including the embedded Sail server; sessions it did not create are left running.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import os
@@ -36,7 +37,7 @@ from pipelines.sail_memory import configure_sail_allocator
 from pipelines.sail_process import SailChild, start_sail_child
 from pipelines.spark_jars import DELTA_SPARK_PACKAGE, DELTA_SQL_CONF, local_jars
 
-__all__ = ["DELTA_SPARK_PACKAGE", "EngineSpec", "classic_conf", "create_session", "engine_session",
+__all__ = ["DELTA_SPARK_PACKAGE", "EngineSpec", "abort_session", "classic_conf", "create_session", "engine_session",
            "platform_connect_session", "server_rss_bytes", "stop_session"]
 
 log = logging.getLogger(__name__)
@@ -98,6 +99,25 @@ def stop_session(spark: SparkSession) -> None:
             # pyspark marks the whole process as Spark Connect while a remote session is made;
             # with none left, a classic session may follow (the test suite runs both engines).
             os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
+
+
+def abort_session(spark: SparkSession) -> None:
+    """Forget a session made by `create_session` without stopping it gracefully, for a run that aborts
+    (a second Ctrl-C or SIGTERM) and whose process ends next: a graceful stop waits for the work in
+    flight (a Spark Connect session cut inside a call took a minute to stop). A Sail server child
+    process is killed, after the Spark Connect client is closed: it releases the call the abort cut
+    (at most 10 s), which, retried at a dead server, held the process's exit for a minute, as did
+    the client's exit handler. What runs in this process (an embedded Sail server, a classic JVM,
+    which exits when its parent does) ends with it."""
+    owned = _OWNED.pop(id(spark), None)
+    if owned is None or owned.borrowed:
+        return
+    client = getattr(spark, "client", None) if owned.connect else None
+    if client is not None:
+        with contextlib.suppress(Exception):  # a channel already broken: nothing left to close
+            client.close()
+    if owned.child is not None:
+        owned.child.kill()
 
 
 @contextmanager
