@@ -23,7 +23,9 @@ import contextlib
 import importlib
 import logging
 import os
+import signal
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -215,6 +217,22 @@ def _is_connect(spark: SparkSession) -> bool:
     return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
+@contextmanager
+def _ctrl_c_kept() -> Iterator[None]:
+    """Keep this process's Ctrl-C handler across a classic session's start: pyspark's SparkContext
+    replaces it with one that cancels every job and raises KeyboardInterrupt, which would turn the
+    first Ctrl-C of a command that stops cleanly on it (`pipelines.shutdown`) into an abort."""
+    if threading.current_thread() is not threading.main_thread():  # handlers belong to the main thread
+        yield
+        return
+    handler = signal.getsignal(signal.SIGINT)
+    try:
+        yield
+    finally:
+        if handler is not None and signal.getsignal(signal.SIGINT) is not handler:
+            signal.signal(signal.SIGINT, handler)
+
+
 def _classic_session(spec: EngineSpec, *, with_delta: bool = True) -> SparkSession:
     """A classic session (see module doc). pyspark cannot start a classic session in a process
     that already made Spark Connect sessions: use one engine kind per process."""
@@ -244,7 +262,8 @@ def _classic_session(spec: EngineSpec, *, with_delta: bool = True) -> SparkSessi
     if with_delta and not jars and configure_spark_with_delta_pip is not None:
         builder = configure_spark_with_delta_pip(builder)
     try:
-        spark = builder.getOrCreate()
+        with _ctrl_c_kept():
+            spark = builder.getOrCreate()
     except Exception as exc:  # no Java, jars that cannot be fetched or loaded: the engine failed, not the file
         log.debug("the classic Spark session did not start", exc_info=True)
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
