@@ -77,7 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     cap.add_argument("--until-idle", action="store_true", help="return once everything available is in bronze")
     cap.add_argument("--source", action="append", help="only this source (repeatable)")
     _add_metrics_options(cap)
-    sil = with_config("silver", "build silver tables from bronze")
+    sil = with_config("silver", "build silver tables from bronze (SIGTERM/Ctrl-C: stop cleanly, exit 0)")
     sil.add_argument("--once", action="store_true", help="process everything new, then return")
     sil.add_argument("--stream", action="store_true",
                      help="run as Spark Structured Streaming queries (engine kind 'spark'; not Sail)")

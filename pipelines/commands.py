@@ -67,10 +67,12 @@ def _silver(args: argparse.Namespace, say: Say) -> int:
     if stream_only:
         raise ConfigError([ConfigProblem("silver", f"{', '.join(stream_only)} only apply with --stream")])
     require_engine(loaded.config.engine)
+    from pipelines.shutdown import stop_on_signals
     from pipelines.silver_commands import build_silver, silver_summary
 
     # --once: one summary line per table; looping: one line per table and pass as it goes
-    result = build_silver(loaded.config, once=args.once, progress=None if args.once else say)
+    with stop_on_signals() as stop:  # SIGTERM/Ctrl-C: the pass in flight ends, then the engine stops
+        result = build_silver(loaded.config, once=args.once, progress=None if args.once else say, stop=stop)
     if args.once:
         for line in silver_summary(result):
             if " FAILED: " in line:
@@ -84,10 +86,12 @@ def _silver(args: argparse.Namespace, say: Say) -> int:
 
 
 def _silver_stream(args: argparse.Namespace, config: PipelineConfig, say: Say) -> int:
+    from pipelines.shutdown import stop_on_signals
     from pipelines.silver_commands import stream_silver
 
-    result = stream_silver(config, trigger=args.trigger, once=args.once,
-                           interval_seconds=args.interval, checkpoint_root=args.checkpoints, progress=say)
+    with stop_on_signals() as stop:  # SIGTERM/Ctrl-C: the micro-batches in flight end, then the queries stop
+        result = stream_silver(config, trigger=args.trigger, once=args.once, interval_seconds=args.interval,
+                               checkpoint_root=args.checkpoints, progress=say, stop=stop)
     for table, error in result.errors.items():
         print(f"silver {table} FAILED: {error}", file=sys.stderr, flush=True)  # an error: shown under -q too
     return 0 if result.ok else 1

@@ -19,10 +19,13 @@ including the embedded Sail server; sessions it did not create are left running.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import os
+import signal
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -30,13 +33,13 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from cdc_sources.spi import ConfigError, ConfigProblem, MissingDependencyError
+from cdc_sources.spi import EngineError, MissingDependencyError
 from pipelines.engine_spec import EngineSpec
 from pipelines.sail_memory import configure_sail_allocator
 from pipelines.sail_process import SailChild, start_sail_child
 from pipelines.spark_jars import DELTA_SPARK_PACKAGE, DELTA_SQL_CONF, local_jars
 
-__all__ = ["DELTA_SPARK_PACKAGE", "EngineSpec", "classic_conf", "create_session", "engine_session",
+__all__ = ["DELTA_SPARK_PACKAGE", "EngineSpec", "abort_session", "classic_conf", "create_session", "engine_session",
            "platform_connect_session", "server_rss_bytes", "stop_session"]
 
 log = logging.getLogger(__name__)
@@ -68,7 +71,7 @@ def create_session(spec: EngineSpec, *, looping: bool = False) -> SparkSession:
 
     Raises:
         MissingDependencyError: ``pysail`` is missing for ``sail``.
-        ConfigError: the engine cannot be reached or started.
+        EngineError: a classic session or the Sail server process did not start (a run-time failure, exit 1).
     """
     if spec.sail_in_child(looping=looping):
         return _sail_child_session(spec)
@@ -98,6 +101,25 @@ def stop_session(spark: SparkSession) -> None:
             # pyspark marks the whole process as Spark Connect while a remote session is made;
             # with none left, a classic session may follow (the test suite runs both engines).
             os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
+
+
+def abort_session(spark: SparkSession) -> None:
+    """Forget a session made by `create_session` without stopping it gracefully, for a run that aborts
+    (a second Ctrl-C or SIGTERM) and whose process ends next: a graceful stop waits for the work in
+    flight (a Spark Connect session cut inside a call took a minute to stop). A Sail server child
+    process is killed, after the Spark Connect client is closed: it releases the call the abort cut
+    (at most 10 s), which, retried at a dead server, held the process's exit for a minute, as did
+    the client's exit handler. What runs in this process (an embedded Sail server, a classic JVM,
+    which exits when its parent does) ends with it."""
+    owned = _OWNED.pop(id(spark), None)
+    if owned is None or owned.borrowed:
+        return
+    client = getattr(spark, "client", None) if owned.connect else None
+    if client is not None:
+        with contextlib.suppress(Exception):  # a channel already broken: nothing left to close
+            client.close()
+    if owned.child is not None:
+        owned.child.kill()
 
 
 @contextmanager
@@ -195,6 +217,22 @@ def _is_connect(spark: SparkSession) -> bool:
     return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
+@contextmanager
+def _ctrl_c_kept() -> Iterator[None]:
+    """Keep this process's Ctrl-C handler across a classic session's start: pyspark's SparkContext
+    replaces it with one that cancels every job and raises KeyboardInterrupt, which would turn the
+    first Ctrl-C of a command that stops cleanly on it (`pipelines.shutdown`) into an abort."""
+    if threading.current_thread() is not threading.main_thread():  # handlers belong to the main thread
+        yield
+        return
+    handler = signal.getsignal(signal.SIGINT)
+    try:
+        yield
+    finally:
+        if handler is not None and signal.getsignal(signal.SIGINT) is not handler:
+            signal.signal(signal.SIGINT, handler)
+
+
 def _classic_session(spec: EngineSpec, *, with_delta: bool = True) -> SparkSession:
     """A classic session (see module doc). pyspark cannot start a classic session in a process
     that already made Spark Connect sessions: use one engine kind per process."""
@@ -224,8 +262,11 @@ def _classic_session(spec: EngineSpec, *, with_delta: bool = True) -> SparkSessi
     if with_delta and not jars and configure_spark_with_delta_pip is not None:
         builder = configure_spark_with_delta_pip(builder)
     try:
-        spark = builder.getOrCreate()
-    except Exception as exc:
-        raise ConfigError([ConfigProblem("engine", f"cannot start a classic Spark session: {exc}")]) from exc
+        with _ctrl_c_kept():
+            spark = builder.getOrCreate()
+    except Exception as exc:  # no Java, jars that cannot be fetched or loaded: the engine failed, not the file
+        log.debug("the classic Spark session did not start", exc_info=True)
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise EngineError(f"cannot start a classic Spark session: {first}") from exc
     _OWNED[id(spark)] = _Owned()
     return spark

@@ -99,6 +99,16 @@ class SailChild:
         if proc.stdout is not None:
             proc.stdout.close()
 
+    def kill(self) -> None:
+        """End the server at once (SIGKILL: it blocks SIGTERM), for a run that aborts."""
+        with contextlib.suppress(ProcessLookupError):
+            self.process.kill()
+        self.process.wait()
+        for pipe in (self.process.stdin, self.process.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+
 
 def start_sail_child(port: int = 0) -> SailChild:
     """Start a Sail server in a child process (this interpreter, ``-m pipelines.sail_process``),

@@ -1,9 +1,10 @@
-"""Graceful stop on SIGTERM and SIGINT for the long-running commands (``capture``, ``run``).
+"""Graceful stop on SIGTERM and SIGINT for the long-running commands (``capture``, ``run``, ``silver``).
 
 The first signal sets a `threading.Event` that the capture coordinators and the silver loop
 watch: capture stops reading, commits the batch in flight only if it ends at a checkpoint
 (else abandons it), acknowledges only committed offsets and closes; silver finishes the pass
-in flight. The command then exits 0. A second signal aborts at once (exit 130, like Ctrl-C
+in flight (``--stream``: each query its micro-batch in flight) and stops its engine. The command
+then exits 0. A second signal aborts at once (exit 130, like Ctrl-C
 twice); what was committed stays exactly-once, as after a crash.
 """
 

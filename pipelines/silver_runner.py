@@ -28,7 +28,7 @@ from pyspark.sql import SparkSession
 
 from bronze.schema import topic_path
 from cdc_sources.spi import CdcError, ConfigError, ConfigProblem
-from pipelines.engine import EngineSpec, create_session, server_rss_bytes, stop_session
+from pipelines.engine import EngineSpec, abort_session, create_session, server_rss_bytes, stop_session
 from pipelines.sail_restart import SailServerStats, restart_policy, restart_server
 from silver.bronze_reader import SeqRange, bronze_files, plan_range, read_range, spark_range
 from silver.consistency import SourceCut, committed_cut, cut_upto_seq
@@ -163,7 +163,10 @@ def run_silver(*, root: str, engine: EngineSpec, tables: Sequence[SilverTable], 
         once: one pass, then return.
         progress: receives one line per table and pass.
         storage_options: object-store options for delta-rs metadata reads.
-        stop: set it to end a looping run after the current pass.
+        stop: set it to end a run after the current pass (set before the first pass: no pass). A
+            KeyboardInterrupt (Ctrl-C; with ``stop``, `pipelines.shutdown`'s abort on a second signal)
+            stops the engine and returns the passes run; with ``stop`` it propagates instead, the
+            engine abandoned (`pipelines.engine.abort_session`: the process ends next).
         spark: an existing session to use (not stopped at the end).
         server_stats: counts the Sail server's restarts (for the metrics server).
 
@@ -178,9 +181,10 @@ def run_silver(*, root: str, engine: EngineSpec, tables: Sequence[SilverTable], 
     result = SilverRunResult(kept=None if once else LOOP_PASSES_KEPT * max(1, len(tables)))
     storage = dict(storage_options or options.storage_options)
     stats = server_stats if server_stats is not None else SailServerStats()
+    aborted = False
     try:
         runner = _Runner(session, root, options, storage, say)
-        while True:
+        while stop is None or not stop.is_set():  # a stop asked for while the engine started: no pass
             result.add(runner.run_pass(tables, owners))
             if once or (stop is not None and stop.is_set()):
                 break
@@ -198,9 +202,12 @@ def run_silver(*, root: str, engine: EngineSpec, tables: Sequence[SilverTable], 
                 time.sleep(options.interval_seconds)
     except KeyboardInterrupt:
         say("silver: interrupted; stopping after the last completed table")
+        if stop is not None:  # the caller handles the signals (`pipelines.shutdown`): this is its abort
+            aborted = True
+            raise
     finally:
         if spark is None and live:
-            stop_session(session)
+            (abort_session if aborted else stop_session)(session)
     return result
 
 

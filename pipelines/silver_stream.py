@@ -30,7 +30,7 @@ from pyspark.sql import SparkSession
 
 from bronze.schema import topic_path
 from cdc_sources.spi import ConfigError, ConfigProblem
-from pipelines.engine import EngineSpec, create_session, stop_session
+from pipelines.engine import EngineSpec, abort_session, create_session, stop_session
 from pipelines.silver_runner import source_of_topic
 from pipelines.stream_trigger import TRIGGER_CHOICES
 from silver.consistency import committed_cut
@@ -107,7 +107,10 @@ def run_streams(*, root: str, engine: EngineSpec, tables: Sequence[SilverTable],
         interval_seconds: the processing-time trigger interval.
         checkpoint_root: where the per-table checkpoints go (see `checkpoint_location`).
         progress: receives a line per micro-batch and table event.
-        stop: set it to stop a processing-time run.
+        stop: set it to stop a processing-time run: each query stops once its micro-batch in flight
+            has ended (`DRAIN_SECONDS` at most). A KeyboardInterrupt stops the queries at once; with
+            ``stop`` (the caller handles the signals, `pipelines.shutdown`: its abort) it propagates
+            instead, the session abandoned (`pipelines.engine.abort_session`: the process ends next).
         spark: an existing session to use (not stopped at the end).
 
     Raises:
@@ -118,6 +121,7 @@ def run_streams(*, root: str, engine: EngineSpec, tables: Sequence[SilverTable],
     session = spark if spark is not None else create_session(engine)
     result = StreamRunResult()
     queries: dict[str, Any] = {}
+    aborted = False
     try:
         pending = list(tables)
         while True:
@@ -137,14 +141,38 @@ def run_streams(*, root: str, engine: EngineSpec, tables: Sequence[SilverTable],
             if stop is None:
                 time.sleep(interval_seconds)
     except KeyboardInterrupt:
+        aborted = True
         say("silver: interrupted; stopping the streaming queries")
+        if stop is not None:  # the caller handles the signals (`pipelines.shutdown`): this is its abort
+            raise
         return result
     finally:
-        for query in queries.values():
-            if query.isActive:
-                query.stop()
-        if spark is None:
-            stop_session(session)
+        if aborted and stop is not None:  # the process ends next: its queries and JVM with it
+            if spark is None:
+                abort_session(session)
+        else:  # on a stop request the micro-batches in flight end first; after a failure, at once
+            try:
+                _stop_queries(list(queries.values()), DRAIN_SECONDS if stop is not None and stop.is_set() else 0.0)
+            finally:  # a second signal during the wait still stops the session (and the queries with it)
+                if spark is None:
+                    stop_session(session)
+
+
+DRAIN_SECONDS = 60.0
+"""How long a stopping run waits for the micro-batches in flight before it stops their queries anyway."""
+
+
+def _stop_queries(queries: Sequence[Any], grace: float) -> None:
+    """Stop the active queries, each once its micro-batch in flight has ended (up to ``grace`` seconds
+    in all). A query stopped inside a micro-batch is safe too, only wasteful: its checkpoint does not
+    record the batch, so the next start runs it again, and every apply is idempotent
+    (`silver.increment`)."""
+    deadline = time.monotonic() + grace
+    for query in queries:
+        while query.isActive and query.status.get("isTriggerActive") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if query.isActive:
+            query.stop()
 
 
 def _start_ready(session: SparkSession, root: str, pending: list[SilverTable], owners: Mapping[str, str],

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from pydantic import ValidationError
 
@@ -81,3 +84,27 @@ def test_python_code_runs_in_this_interpreter_on_each_engine(spark):
     where = sf.udf(lambda _x: sys.executable, StringType())
     got = {r[0] for r in spark.range(2).select(where("id")).collect()}
     assert got == {sys.executable}
+
+
+def test_a_classic_session_that_cannot_start_is_a_runtime_error_and_an_unknown_option_a_config_error(tmp_path):
+    """No Java where ``JAVA_HOME`` points (pyspark's launcher fails before any JVM starts): the engine
+    failed, not the file, so exit 1 with one ``error:`` line; a misspelt engine option stays exit 2."""
+    from tests.support.silver_processes import child_env, pipeline_with_silver
+
+    no_java = tmp_path / "no-java"
+    no_java.mkdir()
+    config = tmp_path / "pipeline.yaml"
+    text = pipeline_with_silver(str(tmp_path / "lake"), "host=x port=5432 dbname=db user=u", slot="s")
+    config.write_text(text)
+    argv = [sys.executable, "-m", "pipelines.cli", "silver", "-c", str(config), "--once"]
+    ran = subprocess.run(argv, env={**child_env(), "JAVA_HOME": str(no_java)}, capture_output=True, text=True,
+                         timeout=120)
+    errors = [line for line in ran.stderr.splitlines() if line.startswith("error:")]
+    assert ran.returncode == 1, ran.stderr
+    assert errors == ["error: cannot start a classic Spark session: [JAVA_GATEWAY_EXITED] Java gateway process "
+                      "exited before sending its port number."], ran.stderr
+    assert "Traceback" not in ran.stderr and "invalid configuration" not in ran.stderr
+
+    config.write_text(text.replace("engine: {kind: spark,", "engine: {kind: spark, sever_port: 1,"))
+    ran = subprocess.run(argv, env=child_env(), capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 2 and "sever_port" in ran.stderr and "Traceback" not in ran.stderr, ran.stderr
