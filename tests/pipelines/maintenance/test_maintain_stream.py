@@ -59,7 +59,8 @@ def test_stream_keeps_going_while_maintain_compacts_and_vacuums(pg_db, tmp_path,
         status = silver.interrupt()
     assert status == 0, silver.tail()
     first_files, first_out = outputs[0]
-    assert first_files > 8 and f"bronze pg.public.orders: files {first_files} -> " in first_out, first_out
+    # several small files to compact (how many depends on how fast capture reads the workload's transactions)
+    assert first_files > 4 and f"bronze pg.public.orders: files {first_files} -> " in first_out, first_out
     line = next(x for x in first_out.splitlines() if x.startswith("bronze pg.public.orders:"))
     assert int(line.split(" -> ")[1].split(",")[0]) < first_files, line
     assert "keeping versions" in first_out or "needs version" in first_out, first_out
