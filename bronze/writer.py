@@ -14,9 +14,12 @@ Protocol for one batch (``BronzeWriter.stage`` any number of times, then ``commi
 4. the batch's source offset is appended to ``_cdc/<source>/offsets``, with where the source
    transactions complete at the batch's end stop in each table (``cdc.complete_seq``).
 
-Every table, the offsets table included, is kept open between commits: a commit then costs the
-new version's conditional put and a read of that one version, instead of reloading the log from
-its last checkpoint (on an object store, a GET per commit file since then).
+Every table, the offsets table included, is kept open between commits (`bronze.kept_table`): a
+commit then costs the new version's conditional put and a read of that one version, instead of
+reloading the log from its last checkpoint (on an object store, a GET per commit file since
+then). The offsets table is opened afresh every `REOPEN_EVERY` commits, before a commit
+(between steps, never within one): an open table's state grows, and its commits slow down,
+with every commit.
 
 Transaction ends: the caller says, for each group of records it stages, whether a source
 transaction ends right after them (``transaction_end``; the coordinator knows from the
@@ -50,10 +53,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import CommitProperties, DeltaTable, PostCommitHookProperties, Transaction, write_deltalake
 from deltalake import Schema as DeltaSchema
-from deltalake.exceptions import CommitFailedError, TableNotFoundError
+from deltalake.exceptions import CommitFailedError
 from deltalake.transaction import AddAction, RemoveAction, create_table_with_add_actions
 
 from bronze.data_files import TABLE_CONFIGURATION, OpenDataFile, TableLocation
+from bronze.kept_table import REOPEN_EVERY, KeptTable
 from bronze.record_runs import Prepared, RecordRun, prepare, repeated_headers
 from bronze.schema import (
     BRONZE_SCHEMA,
@@ -89,9 +93,6 @@ try:
     WRITER_VERSION = f"cdc-lakehouse {importlib.metadata.version('cdc-lakehouse')}"
 except importlib.metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
     WRITER_VERSION = "cdc-lakehouse (source tree)"
-
-OFFSETS_REOPEN_EVERY = 100
-"""The offsets table kept open is opened afresh after this many commits (see `_offsets_table`)."""
 
 FILE_MAX_ROWS = 2_000_000
 """A batch's rows of one table go to a new data file after this many (bounds file size)."""
@@ -158,16 +159,16 @@ class BronzeWriter:
     _known_schemas: set[str] | None = field(default=None, init=False)
     _batch: int = field(default=0, init=False)
     _pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(4), init=False)
-    _open: dict[str, DeltaTable] = field(default_factory=dict, init=False)
+    _open: dict[str, KeptTable] = field(default_factory=dict, init=False)
+    """Per topic: its table, kept open between commits (`_table`)."""
     _pending: dict[str, _StagedTable] = field(default_factory=dict, init=False)
     _batch_time: dt.datetime | None = field(default=None, init=False)
     _open_from: dict[str, int] = field(default_factory=dict, init=False)
     """Per table: the first seq of the rows (committed or staged) of the source transaction still open."""
     _open_replays: dict[str, int] = field(default_factory=dict, init=False)
     """Per table: replayed records of the open transaction dropped since the last transaction end."""
-    _offsets: DeltaTable | None = field(default=None, init=False)
+    _offsets: KeptTable | None = field(default=None, init=False)
     """The offsets table, kept open between commits (`_offsets_table`)."""
-    _offsets_commits: int = field(default=0, init=False)
 
     def recover(self) -> StoredOffset | None:
         """Load the last committed offset; None if nothing committed yet.
@@ -176,7 +177,8 @@ class BronzeWriter:
         nothing to capture never reads that table (reading it loads Arrow's dataset machinery).
         """
         self._known_schemas = None
-        self._offsets = None
+        if self._offsets is not None:
+            self._offsets.forget()
         stored, self._batch = self.view().last_offset()
         self._open_from = dict(stored.open_from) if stored else {}
         return stored
@@ -275,6 +277,7 @@ class BronzeWriter:
             if table is None:
                 continue
             metrics = table.delete(f"batch > {completed}")
+            self._open[topic].committed()
             removed += int(metrics.get("num_deleted_rows", 0))
             # the deleted rows were the table's newest: seq continues after what is left, and the
             # high-water mark falls back to before them (a new attempt may reuse their order keys:
@@ -293,15 +296,12 @@ class BronzeWriter:
         return ()
 
     def _table(self, topic: str) -> DeltaTable | None:
-        """The open Delta table of a topic (kept open: reloading the log costs a lot), or None."""
-        table = self._open.get(topic)
-        if table is None:
-            try:
-                table = DeltaTable(self._path(topic), storage_options=self.storage_options)
-            except TableNotFoundError:
-                return None
-            self._open[topic] = table
-        return table
+        """The open Delta table of a topic (kept open: reloading the log costs a lot), or None if
+        it does not exist yet."""
+        kept = self._open.get(topic)
+        if kept is None:
+            kept = self._open[topic] = KeptTable(self._path(topic), self.storage_options, None)
+        return kept.get()
 
     def _path(self, topic: str) -> str:
         return history_path(self.root, self.source) if topic == HISTORY_TOPIC else topic_path(self.root, topic)
@@ -383,6 +383,7 @@ class BronzeWriter:
                 post_commithook_properties=_COMMIT_HOOKS), target)
             target.update_incremental()
             _clean_expired_logs(target)
+            self._open[topic].committed()
         self._tables[topic] = staged.state
         return sum(add.size for add in adds)
 
@@ -451,19 +452,15 @@ class BronzeWriter:
         _append_retrying(lambda: write_deltalake(target, table, mode="append", commit_properties=props,
                                                  post_commithook_properties=_COMMIT_HOOKS), target)
         _clean_expired_logs(target)
-        self._offsets_commits += 1
+        if self._offsets is not None:
+            self._offsets.committed()
 
     def _offsets_table(self) -> DeltaTable | None:
-        """The offsets table, kept open between commits; reopened every `OFFSETS_REOPEN_EVERY`
-        commits (a kept table's state grows by a file per commit); None if it does not exist yet."""
-        if self._offsets is not None and self._offsets_commits < OFFSETS_REOPEN_EVERY:
-            return self._offsets
-        self._offsets, self._offsets_commits = None, 0
-        try:
-            self._offsets = DeltaTable(offsets_path(self.root, self.source), storage_options=self.storage_options)
-        except TableNotFoundError:
-            return None
-        return self._offsets
+        """The offsets table, kept open between commits and opened afresh every `REOPEN_EVERY`
+        commits (`bronze.kept_table`); None if it does not exist yet."""
+        if self._offsets is None:
+            self._offsets = KeptTable(offsets_path(self.root, self.source), self.storage_options, REOPEN_EVERY)
+        return self._offsets.get()
 
 
 def _with_seq(columns: pa.Table, first_seq: int, batch: int, now: dt.datetime) -> pa.Table:
