@@ -12,8 +12,6 @@ from __future__ import annotations
 import os
 import random
 import signal
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from datetime import datetime
@@ -33,6 +31,7 @@ from tests.support.capture_process import wait_until
 from tests.support.engines import SAIL_ONLY
 from tests.support.sqlserver_emulator import SqlServerEmulator
 from tests.support.sqlserver_emulator.pipeline import SOURCE, sqlserver_pipeline_text
+from tests.support.sqlserver_emulator.processes import capture_log_tail, customer_rows, start_capture
 
 pytestmark = [pytest.mark.integration]
 
@@ -115,21 +114,6 @@ def _expected_stream(dsn: str, after_lsn: str) -> list[tuple[str, int]]:
     return out
 
 
-def _source(dsn: str) -> list[tuple[Any, ...]]:
-    with psycopg.connect(dsn) as conn:
-        return [tuple(r) for r in conn.execute(f"SELECT {', '.join(COLUMNS)} FROM dbo.customers ORDER BY id")]
-
-
-def _capture_process(config: Path, logs: Path, run: int, *, until_idle: bool) -> subprocess.Popen[bytes]:
-    args = [sys.executable, "-m", "tests.support.sqlserver_emulator.capture", "-v", "capture", "-c", str(config)]
-    with (logs / f"capture-{run}.out").open("wb") as out, (logs / f"capture-{run}.err").open("wb") as err:
-        return subprocess.Popen([*args, "--until-idle"] if until_idle else args, stdout=out, stderr=err)
-
-
-def _tail(logs: Path, run: int) -> str:
-    return (logs / f"capture-{run}.err").read_text()[-3000:]
-
-
 @SAIL_ONLY
 def test_workload_through_the_emulator_sigkill_and_restart_silver_equals_source(
         emulator: SqlServerEmulator, tmp_path: Path, spark: Any) -> None:
@@ -150,23 +134,23 @@ def test_workload_through_the_emulator_sigkill_and_restart_silver_equals_source(
     agent.sync()
 
     with agent.running(interval=0.05):
-        capture = _capture_process(config_path, logs, 1, until_idle=False)
+        capture = start_capture(config_path, logs, 1, until_idle=False)
         writer = threading.Thread(target=work.transactions, args=(120,))
         try:
-            assert wait_until(lambda: snapshot_completed(root, SOURCE), 120), _tail(logs, 1)
+            assert wait_until(lambda: snapshot_completed(root, SOURCE), 120), capture_log_tail(logs, 1)
             writer.start()
             streamed_some = wait_until(lambda: any(r["op"] in ("c", "u", "d") for r in read_topic(root, topic)), 120)
-            assert streamed_some, _tail(logs, 1)
+            assert streamed_some, capture_log_tail(logs, 1)
             os.kill(capture.pid, signal.SIGKILL)
-            assert capture.wait(30) == -9, _tail(logs, 1)
+            assert capture.wait(30) == -9, capture_log_tail(logs, 1)
         finally:
             if capture.poll() is None:
                 capture.kill()
             if writer.is_alive():
                 writer.join()
     agent.sync()
-    done = _capture_process(config_path, logs, 2, until_idle=True)
-    assert done.wait(300) == 0, _tail(logs, 2)
+    done = start_capture(config_path, logs, 2, until_idle=True)
+    assert done.wait(300) == 0, capture_log_tail(logs, 2)
 
     rows = read_topic(root, topic)
     assert seq_problems(rows) == []
@@ -185,5 +169,5 @@ def test_workload_through_the_emulator_sigkill_and_restart_silver_equals_source(
     assert result.ok, [t.error for t in result.errors]
     silver = [tuple(r) for r in spark.read.format("delta").load(f"{root}/silver/customers")
               .select(*COLUMNS).orderBy("id").collect()]
-    expected = [(i, n, None if s is None else str(s), a, t) for i, n, s, a, t in _source(emulator.dsn)]
+    expected = [(i, n, None if s is None else str(s), a, t) for i, n, s, a, t in customer_rows(emulator.dsn, COLUMNS)]
     assert silver == expected

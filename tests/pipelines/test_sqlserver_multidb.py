@@ -32,6 +32,7 @@ from tests.support.sqlserver_emulator import SqlServerEmulator
 from tests.support.sqlserver_emulator.databases import dbname as _dbname
 from tests.support.sqlserver_emulator.databases import more_databases
 from tests.support.sqlserver_emulator.pipeline import SOURCE, sqlserver_pipeline_text
+from tests.support.sqlserver_emulator.processes import capture_log_tail, customer_rows, start_capture
 
 pytestmark = [pytest.mark.integration]
 
@@ -75,21 +76,6 @@ def _expected_stream(dsn: str, after_lsn: str) -> list[tuple[str, int]]:
     return [(names[op], row_id) for op, row_id in rows if op != 3]
 
 
-def _source(dsn: str) -> list[tuple[Any, ...]]:
-    with psycopg.connect(dsn) as conn:
-        return [tuple(r) for r in conn.execute(f"SELECT {', '.join(COLUMNS)} FROM dbo.customers ORDER BY id")]
-
-
-def _capture(config: Path, logs: Path, run: int, *, until_idle: bool) -> subprocess.Popen[bytes]:
-    args = [sys.executable, "-m", "tests.support.sqlserver_emulator.capture", "-v", "capture", "-c", str(config)]
-    with (logs / f"capture-{run}.out").open("wb") as out, (logs / f"capture-{run}.err").open("wb") as err:
-        return subprocess.Popen([*args, "--until-idle"] if until_idle else args, stdout=out, stderr=err)
-
-
-def _tail(logs: Path, run: int) -> str:
-    return (logs / f"capture-{run}.err").read_text()[-3000:]
-
-
 @SAIL_ONLY
 def test_two_databases_sigkill_and_restart_silver_equals_each_database(
         databases: tuple[SqlServerEmulator, SqlServerEmulator, str], tmp_path: Path, spark: Any) -> None:
@@ -110,20 +96,20 @@ def test_two_databases_sigkill_and_restart_silver_equals_each_database(
     agents = [a.agent(), b.agent()]
     for agent in agents:
         agent.sync()
-    snapshot_sizes = [len(_source(a.dsn)), len(_source(b.dsn))]
+    snapshot_sizes = [len(customer_rows(a.dsn, COLUMNS)), len(customer_rows(b.dsn, COLUMNS))]
 
     with agents[0].running(interval=0.05), agents[1].running(interval=0.05):
-        capture = _capture(config_path, logs, 1, until_idle=False)
+        capture = start_capture(config_path, logs, 1, until_idle=False)
         writers = [threading.Thread(target=_write, args=(emu.dsn, 100, 60, tag)) for emu, tag in ((a, "a"), (b, "b"))]
         try:
-            assert wait_until(lambda: snapshot_completed(root, SOURCE), 120), _tail(logs, 1)
+            assert wait_until(lambda: snapshot_completed(root, SOURCE), 120), capture_log_tail(logs, 1)
             for w in writers:
                 w.start()
             streamed = wait_until(lambda: all(any(r["op"] in ("c", "u", "d") for r in read_topic(root, t))
                                               for t in topics), 120)
-            assert streamed, _tail(logs, 1)
+            assert streamed, capture_log_tail(logs, 1)
             os.kill(capture.pid, signal.SIGKILL)
-            assert capture.wait(30) == -9, _tail(logs, 1)
+            assert capture.wait(30) == -9, capture_log_tail(logs, 1)
         finally:
             if capture.poll() is None:
                 capture.kill()
@@ -132,8 +118,8 @@ def test_two_databases_sigkill_and_restart_silver_equals_each_database(
                     w.join()
     for agent in agents:
         agent.sync()
-    done = _capture(config_path, logs, 2, until_idle=True)
-    assert done.wait(300) == 0, _tail(logs, 2)
+    done = start_capture(config_path, logs, 2, until_idle=True)
+    assert done.wait(300) == 0, capture_log_tail(logs, 2)
 
     for emu, db, topic, size in zip((a, b), names, topics, snapshot_sizes, strict=True):
         rows = read_topic(root, topic)
@@ -168,7 +154,7 @@ def test_two_databases_sigkill_and_restart_silver_equals_each_database(
     for table, emu in (("customers_a", a), ("customers_b", b)):
         silver = [tuple(r) for r in spark.read.format("delta").load(f"{root}/silver/{table}")
                   .select(*COLUMNS).orderBy("id").collect()]
-        assert silver == _source(emu.dsn)
+        assert silver == customer_rows(emu.dsn, COLUMNS)
 
 
 def test_a_listed_database_without_cdc_is_a_clear_error(
