@@ -7,7 +7,8 @@ delta-rs, obstore and Sail accept ``az://container/path``, ``abfs[s]://container
 gives ABFS the account key, and for a custom endpoint (Azurite, Azure Stack, a private proxy) the
 endpoint as ABFS's ``fs.azure.abfs.endpoint`` (path-style addressing, the account as the first
 path segment) over the Blob service (Hadoop 3.5's ABFS speaks the Blob endpoint of accounts
-without hierarchical namespace; an emulator has no ``dfs`` endpoint).
+without hierarchical namespace; an emulator has no ``dfs`` endpoint), and with ABFS's client
+metrics off (they are sent from a shutdown hook, which would hold the JVM once the endpoint is gone).
 """
 
 from __future__ import annotations
@@ -81,4 +82,8 @@ def hadoop_abfs_conf(root: str, options: Mapping[str, str]) -> dict[str, str]:
         conf["fs.azure.fns.account.service.type"] = "BLOB"
         conf["fs.azure.networking.library"] = "JDK_HTTP_URL_CONNECTION"
         conf["fs.azure.ssl.channel.mode"] = "Default_JSSE"
+        # ABFS sends its client metrics to the account from a JVM shutdown hook, retrying with
+        # backoff: against an emulator or proxy that is gone (or never took them) the JVM then
+        # lingers for many minutes after the job ended
+        conf["fs.azure.metrics.collection.enabled"] = "false"
     return {f"spark.hadoop.{k}": v for k, v in conf.items()}

@@ -34,6 +34,7 @@ def test_an_endpoint_is_reached_path_style_over_the_blob_service():
         "spark.hadoop.fs.azure.fns.account.service.type": "BLOB",
         "spark.hadoop.fs.azure.networking.library": "JDK_HTTP_URL_CONNECTION",
         "spark.hadoop.fs.azure.ssl.channel.mode": "Default_JSSE",
+        "spark.hadoop.fs.azure.metrics.collection.enabled": "false",
     }
     emulator = hadoop_abfs_conf("az://lake/shop", {"AZURE_STORAGE_USE_EMULATOR": "true"})
     assert emulator["spark.hadoop.fs.azure.abfs.endpoint"] == "127.0.0.1:10000"
