@@ -9,7 +9,6 @@ bronze commit, so they trail a running capture by at most one commit.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,15 +17,9 @@ import orjson
 
 from cdc_sources.common.blocking_snapshot import BlockingState
 from cdc_sources.common.incremental_state import IncrementalState
+from cdc_sources.common.signals import SnapshotKind
 
-__all__ = ["RunningSnapshot", "SnapshotType", "running_snapshots", "snapshot_lines"]
-
-
-class SnapshotType(enum.StrEnum):
-    """What kind of snapshot runs (Debezium's ``execute-snapshot`` ``type``)."""
-
-    INCREMENTAL = "incremental"
-    BLOCKING = "blocking"
+__all__ = ["RunningSnapshot", "running_snapshots", "snapshot_lines"]
 
 
 @dataclass(frozen=True)
@@ -43,7 +36,7 @@ class RunningSnapshot:
         up_to_key: the current table's largest key when its snapshot began (None: not read yet).
     """
 
-    type: SnapshotType
+    type: SnapshotKind
     correlation_id: str
     tables: tuple[str, ...]
     paused: bool = False
@@ -64,10 +57,10 @@ def running_snapshots(offset: Mapping[str, Any] | None) -> tuple[RunningSnapshot
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"the stored offset's snapshot progress cannot be read: {exc}") from None
     if inc is not None:
-        out.append(RunningSnapshot(SnapshotType.INCREMENTAL, inc.correlation_id, tuple(c.id for c in inc.collections),
+        out.append(RunningSnapshot(SnapshotKind.INCREMENTAL, inc.correlation_id, tuple(c.id for c in inc.collections),
                                    inc.paused, inc.last_key, inc.max_key))
     if blocking is not None:
-        out.append(RunningSnapshot(SnapshotType.BLOCKING, blocking.correlation_id,
+        out.append(RunningSnapshot(SnapshotKind.BLOCKING, blocking.correlation_id,
                                    tuple(c.id for c in blocking.collections)))
     return tuple(out)
 
@@ -80,7 +73,7 @@ def snapshot_lines(snapshots: Sequence[RunningSnapshot]) -> list[str]:
     """One readable line per running snapshot."""
     lines = []
     for s in snapshots:
-        if s.type is SnapshotType.BLOCKING:
+        if s.type is SnapshotKind.BLOCKING:
             lines.append(f"blocking snapshot {s.correlation_id}: reading {', '.join(s.tables)} (streaming paused)")
             continue
         state = "paused" if s.paused else "running"

@@ -10,8 +10,9 @@ import orjson
 import psycopg
 import pytest
 
+from cdc_sources.common.signals import SnapshotKind
 from pipelines.cli import main
-from pipelines.snapshot_status import RunningSnapshot, SnapshotType, running_snapshots, snapshot_lines
+from pipelines.snapshot_status import RunningSnapshot, running_snapshots, snapshot_lines
 from tests.support.incremental_pg import pipeline_text, setup_items, signal
 
 
@@ -67,8 +68,8 @@ def test_running_snapshots_read_from_an_offset():
         "blocking_snapshot_position": "{}",
     }
     assert running_snapshots(offset) == (
-        RunningSnapshot(SnapshotType.INCREMENTAL, "sig-1@55", ("public.a", "public.b"), False, ("7", "x"), ("90", "z")),
-        RunningSnapshot(SnapshotType.BLOCKING, "b-1@60", ("public.c",)))
+        RunningSnapshot(SnapshotKind.INCREMENTAL, "sig-1@55", ("public.a", "public.b"), False, ("7", "x"), ("90", "z")),
+        RunningSnapshot(SnapshotKind.BLOCKING, "b-1@60", ("public.c",)))
     assert running_snapshots({"lsn": 1}) == () and running_snapshots(None) == ()
     with pytest.raises(ValueError, match="snapshot progress cannot be read"):
         running_snapshots({"incremental_snapshot_collections": "[{"})
@@ -76,9 +77,9 @@ def test_running_snapshots_read_from_an_offset():
 
 def test_snapshot_lines():
     assert snapshot_lines([
-        RunningSnapshot(SnapshotType.INCREMENTAL, "s", ("public.a", "public.b")),
-        RunningSnapshot(SnapshotType.INCREMENTAL, "t", ("public.a",), True, ("3",), ("9",)),
-        RunningSnapshot(SnapshotType.BLOCKING, "b", ("public.c", "public.d")),
+        RunningSnapshot(SnapshotKind.INCREMENTAL, "s", ("public.a", "public.b")),
+        RunningSnapshot(SnapshotKind.INCREMENTAL, "t", ("public.a",), True, ("3",), ("9",)),
+        RunningSnapshot(SnapshotKind.BLOCKING, "b", ("public.c", "public.d")),
     ]) == [
         "incremental snapshot s: running, reading public.a; then public.b",
         'incremental snapshot t: paused, reading public.a after key ["3"] up to ["9"]',
