@@ -52,7 +52,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as sf
 
 from bronze.schema import offsets_path, topic_path
-from cdc_sources.spi import BINLOG_FILE_FACTOR
+from cdc_sources.spi import BINLOG_FILE_FACTOR, SQLSERVER_VLF_LIMIT
 from cdc_sources.spi import POSITION_INCREMENTAL_ID as POSITION_ID
 from cdc_sources.spi import POSITION_INCREMENTAL_LAST as POSITION_LAST
 from cdc_sources.spi import POSITION_INCREMENTAL_START as POSITION_START
@@ -175,13 +175,18 @@ def find_resnapshot(spark: SparkSession, ref: BronzeRef, topic: str, increment: 
 
 
 def _commit_mark() -> Column:
-    """`cdc_sources.spi.commit_mark` of the bronze ``position``: ``lsn_commit`` (PostgreSQL), else the
-    binlog ``file`` number and ``pos`` (MySQL, MariaDB)."""
+    """`cdc_sources.spi.commit_mark` of the bronze ``position``: ``lsn_commit`` (PostgreSQL), else
+    ``commit_lsn`` (SQL Server), else the binlog ``file`` number and ``pos`` (MySQL, MariaDB)."""
     pos = sf.col("position")
     file_no = sf.regexp_extract(sf.get_json_object(pos, "$.file"), r"\.([0-9]+)$", 1)
     binlog = (sf.when(file_no != "", file_no.cast("bigint") * sf.lit(BINLOG_FILE_FACTOR)
                       + sf.get_json_object(pos, "$.pos").cast("bigint")))
-    return sf.coalesce(sf.get_json_object(pos, "$.lsn_commit").cast("bigint"), binlog)
+    lsn = sf.get_json_object(pos, "$.commit_lsn")
+    vlf = sf.conv(sf.substring(lsn, 1, 8), 16, 10).cast("bigint")
+    mssql = sf.when(lsn.rlike("^[0-9a-fA-F]{8}:[0-9a-fA-F]{8}:[0-9a-fA-F]{4}$"),
+                    sf.least(vlf, sf.lit(SQLSERVER_VLF_LIMIT)) * sf.lit(1 << 32)
+                    + sf.conv(sf.substring(lsn, 10, 8), 16, 10).cast("bigint"))
+    return sf.coalesce(sf.get_json_object(pos, "$.lsn_commit").cast("bigint"), mssql, binlog)
 
 
 def _incremental_id() -> Column:

@@ -241,14 +241,21 @@ class IncrementalSnapshotter:
         read_only: ``read.only``: nothing may be written to the source, so no snapshot is started.
         blocking: runs blocking snapshots (`cdc_sources.common.blocking_snapshot`); None: they are ignored.
         listener: told of the snapshots' progress, blocking ones too (`cdc_sources.spi.snapshot_progress`).
+        signal_topic: the signal table's topic, for a connector whose signal table is not named
+            ``<schema>.<table>`` (SQL Server's ``<database>.<schema>.<table>``); by default
+            ``<prefix><delimiter><schema><delimiter><table>``.
+        qualifier: what signals' collection names start with before ``<schema>.<table>`` (SQL
+            Server's database), or None.
     """
 
     def __init__(self, *, source: ChunkSource, signals: SignalSettings,
                  tables: Sequence[tuple[str, str]] | Callable[[], Sequence[tuple[str, str]]],
                  prefix: str, chunk_size: int, state: IncrementalState | None, read_only: bool = False,
                  delimiter: str = ".", blocking: BlockingSnapshotter | None = None,
-                 listener: SnapshotListener | None = None) -> None:
+                 listener: SnapshotListener | None = None, signal_topic: str | None = None,
+                 qualifier: str | None = None) -> None:
         self.source = source
+        self.qualifier = qualifier
         self.blocking = blocking
         self.signals = signals
         self._tables = tables
@@ -266,8 +273,8 @@ class IncrementalSnapshotter:
         self._aborted = False
         tbl = signals.table
         d = delimiter
-        self.signal_topic = f"{prefix}{d}{tbl.parts[0]}{d}{tbl.parts[1]}" if tbl is not None and len(tbl.parts) == 2 \
-            else None
+        self.signal_topic = signal_topic if signal_topic is not None else \
+            f"{prefix}{d}{tbl.parts[0]}{d}{tbl.parts[1]}" if tbl is not None and len(tbl.parts) == 2 else None
 
     def listen(self, listener: SnapshotListener | None) -> None:
         """Tell ``listener`` of the progress of this driver's snapshots, blocking ones too."""
@@ -460,7 +467,8 @@ class IncrementalSnapshotter:
     def snapshot_tables(self, tables: Sequence[tuple[str, str]], correlation_id: str) -> None:
         """Start an incremental snapshot of ``tables`` (or add them to the running one), as an
         ``execute-snapshot`` signal naming them would."""
-        names = tuple(CollectionName(f"{s}.{t}", (s, t), True) for s, t in tables)
+        q = () if self.qualifier is None else (self.qualifier,)
+        names = tuple(CollectionName(".".join((*q, s, t)), (*q, s, t), True) for s, t in tables)
         self._execute(correlation_id, correlation_id, ExecuteSnapshot(names))
 
     def _execute(self, signal_id: str, correlation_id: str, a: ExecuteSnapshot) -> None:
@@ -477,12 +485,13 @@ class IncrementalSnapshotter:
             log.error("signal %s: %s: ignored", signal_id, why)
             return
         signal_table = tuple(self.signals.table.parts) if self.signals.table else ()
-        names = [t for t in matching(a.collections, self.tables) if t != signal_table]
+        names = [t for t in matching(a.collections, self.tables, self.qualifier) if t != signal_table]
         if not names:
             log.warning("signal %s: no captured table matches %s: nothing to snapshot", signal_id,
                         [c.text for c in a.collections])
             return
-        added = tuple(SnapshotCollection(s, t, a.condition_for(s, t), a.surrogate_key) for s, t in names)
+        added = tuple(SnapshotCollection(s, t, a.condition_for(s, t, self.qualifier), a.surrogate_key)
+                      for s, t in names)
         log.info("signal %s: incremental snapshot of %s", signal_id, ", ".join(c.id for c in added))
         if self.state is None:
             self.state = IncrementalState(correlation_id, added)
@@ -503,7 +512,8 @@ class IncrementalSnapshotter:
             log.info("incremental snapshot %s stopped", self.state.correlation_id)
             self.state, self.window, self._aborted = None, None, True
             return
-        keep = tuple(c for c in self.state.collections if not any(n.matches(c.schema, c.table) for n in a.collections))
+        keep = tuple(c for c in self.state.collections
+                     if not any(n.matches(c.schema, c.table, self.qualifier) for n in a.collections))
         current_stopped = self.state.current is not None and self.state.current not in keep
         log.info("incremental snapshot %s: stopped for %s", self.state.correlation_id,
                  ", ".join(c.id for c in self.state.collections if c not in keep))

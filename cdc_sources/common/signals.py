@@ -93,14 +93,16 @@ class CollectionName:
     parts: tuple[str, ...]
     quoted: bool
 
-    def matches(self, schema: str, table: str) -> bool:
-        """Whether the entry names the table ``schema.table``."""
-        if self.parts == (schema, table):
+    def matches(self, schema: str, table: str, qualifier: str | None = None) -> bool:
+        """Whether the entry names the table ``schema.table`` (``qualifier.schema.table`` when
+        names start with one: SQL Server's database)."""
+        full = (schema, table) if qualifier is None else (qualifier, schema, table)
+        if self.parts == full:
             return True
         if self.quoted:
             return False
         try:
-            return re.fullmatch(self.text, f"{schema}.{table}") is not None
+            return re.fullmatch(self.text, ".".join(full)) is not None
         except re.error:
             return False
 
@@ -128,10 +130,11 @@ class ExecuteSnapshot:
     conditions: tuple[AdditionalCondition, ...] = ()
     surrogate_key: str | None = None
 
-    def condition_for(self, schema: str, table: str) -> str | None:
-        """The filter of the first additional condition naming the table, if any."""
+    def condition_for(self, schema: str, table: str, qualifier: str | None = None) -> str | None:
+        """The filter of the first additional condition naming the table, if any (``qualifier``:
+        as for `CollectionName.matches`)."""
         for c in self.conditions:
-            if c.collection.matches(schema, table):
+            if c.collection.matches(schema, table, qualifier):
                 return c.filter
         return None
 
@@ -356,7 +359,8 @@ def signal_line(signal: Signal) -> str:
     return orjson.dumps({"id": signal.id, "type": signal.kind.value, "data": signal_data(signal.action)}).decode()
 
 
-def matching(names: Iterable[CollectionName], tables: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The tables (in the order given) that some name matches."""
+def matching(names: Iterable[CollectionName], tables: Iterable[tuple[str, str]],
+             qualifier: str | None = None) -> list[tuple[str, str]]:
+    """The tables (in the order given) that some name matches (``qualifier``: as for `CollectionName.matches`)."""
     names = list(names)
-    return [t for t in tables if any(n.matches(*t) for n in names)]
+    return [t for t in tables if any(n.matches(*t, qualifier) for n in names)]

@@ -35,19 +35,31 @@ snapshot's time span."""
 BINLOG_FILE_FACTOR = 1 << 32
 """Binlog commit marks: ``file number * BINLOG_FILE_FACTOR + pos`` (a binlog file is under 4 GiB)."""
 
+SQLSERVER_VLF_LIMIT = (1 << 31) - 1
+"""SQL Server commit marks: ``min(VLF, SQLSERVER_VLF_LIMIT) * 2**32 + block`` of ``commit_lsn``
+(``VVVVVVVV:BBBBBBBB:SSSS``, hex), under 2**63. The slot is left out: the mark orders commits by
+log block, two commits in one block share it (a snapshot's start then counts one more commit in)."""
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+
 
 def commit_mark(position: Mapping[str, Any]) -> int | None:
     """An integer that orders a position by the commit it follows, the same for a checkpoint's offset
     and for the records of the next transactions (silver reads it from bronze positions alike).
 
-    PostgreSQL: ``lsn_commit``. Binlog connectors (MySQL, MariaDB): ``file`` and ``pos``, as
-    ``file number * BINLOG_FILE_FACTOR + pos``: a record's ``pos`` is its transaction's first
-    event, a checkpoint's the end of the commit, so the transactions after a checkpoint have a
-    mark at least its. None when the position has neither.
+    PostgreSQL: ``lsn_commit``. SQL Server: ``commit_lsn`` (see `SQLSERVER_VLF_LIMIT`). Binlog
+    connectors (MySQL, MariaDB): ``file`` and ``pos``, as ``file number * BINLOG_FILE_FACTOR +
+    pos``: a record's ``pos`` is its transaction's first event, a checkpoint's the end of the
+    commit, so the transactions after a checkpoint have a mark at least its. None when the
+    position has none of them.
     """
     lsn = position.get("lsn_commit")
     if lsn is not None:
         return int(lsn)
+    mssql = position.get("commit_lsn")
+    if isinstance(mssql, str) and len(mssql) == 22 and mssql[8] == mssql[17] == ":" \
+            and set(mssql[:8] + mssql[9:17] + mssql[18:]) <= _HEX:
+        return (min(int(mssql[:8], 16), SQLSERVER_VLF_LIMIT) << 32) | int(mssql[9:17], 16)
     file, pos = position.get("file"), position.get("pos")
     if not isinstance(file, str) or pos is None:
         return None

@@ -12,6 +12,7 @@ Transactions begin and end through the driver too (autocommit off, ``commit``/``
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -25,9 +26,14 @@ __all__ = [
     "StatementKind",
     "changes_direct",
     "changes_function",
+    "chunk_select",
+    "keyset_parameters",
     "lock_table",
+    "max_key_select",
     "quote",
     "set_lock_timeout",
+    "signal_insert",
+    "signal_watermarks",
     "snapshot_select",
     "use_database",
 ]
@@ -55,6 +61,10 @@ class StatementKind(Enum):
     SET_LOCK_TIMEOUT = "how long snapshot locks are waited for"
     LOCK_TABLE = "an exclusive table lock for the snapshot's schema capture"
     SNAPSHOT_SELECT = "the snapshot's read of a table's captured columns"
+    CHUNK_SELECT = "an incremental snapshot's read of one chunk of a table, in key order"
+    MAX_KEY_SELECT = "a table's largest key (where an incremental snapshot of it ends)"
+    SIGNAL_INSERT = "a watermark row written to the signal table"
+    SIGNAL_WATERMARKS = "a chunk's watermark rows read back from the signal table"
 
 
 @dataclass(frozen=True)
@@ -149,3 +159,75 @@ def snapshot_select(schema: str, table: str, columns: Sequence[str]) -> Statemen
     if not columns:
         raise ValueError(f"a snapshot of {schema}.{table} needs at least one column")
     return S(K.SNAPSHOT_SELECT, f"SELECT {', '.join(quote(c) for c in columns)} FROM {quote(schema)}.{quote(table)}")
+
+
+_TYPE = re.compile(r"[A-Za-z][A-Za-z0-9_ ]*(\((max|[0-9]+(, ?[0-9]+)?)\))?")
+
+
+def _typed(sql_type: str) -> str:
+    """``CAST(? AS <sql_type>)``: a key value sent as text, compared as the key column's type."""
+    if not _TYPE.fullmatch(sql_type):
+        raise ValueError(f"not a SQL Server column type: {sql_type!r}")
+    return f"CAST(? AS {sql_type})"
+
+
+def _keyset(key: Sequence[str], types: Sequence[str], last: str) -> str:
+    """``key > (?, ...)`` (``last`` ``>``) or ``key <= (?, ...)`` (``<=``) spelled out column by
+    column, as T-SQL has no row-value comparison: ``(k1 > ? OR (k1 = ? AND k2 > ?))``; each
+    column's values come in key order, one ``?`` per use (see `keyset_parameters`)."""
+    strict = "<" if last == "<=" else ">"
+    terms = []
+    for n in range(len(key)):
+        equal = [f"{quote(k)} = {_typed(t)}" for k, t in zip(key[:n], types[:n], strict=True)]
+        op = last if n == len(key) - 1 else strict
+        terms.append("(" + " AND ".join([*equal, f"{quote(key[n])} {op} {_typed(types[n])}"]) + ")")
+    return "(" + " OR ".join(terms) + ")"
+
+
+def keyset_parameters(values: Sequence[object]) -> list[object]:
+    """The parameters of one `_keyset` predicate for a key's ``values``: the terms use
+    ``values[:1]``, ``values[:2]``, ... in turn."""
+    return [v for n in range(len(values)) for v in values[:n + 1]]
+
+
+def chunk_select(schema: str, table: str, columns: Sequence[str], key: Sequence[str], key_types: Sequence[str], *,
+                 after: bool, upto: bool, condition: str | None, limit: int | None) -> Statement:
+    """An incremental snapshot's chunk: ``columns`` of the rows whose ``key`` is above the last
+    chunk's (``after``) and not above the table's largest (``upto``), matching ``condition``
+    (the signal's ``additional-conditions``, T-SQL as given), in key order, ``TOP (limit)``.
+    Parameters: `keyset_parameters` of the after key, then of the upto key."""
+    if not columns or not key or len(key) != len(key_types):
+        raise ValueError(f"a chunk of {schema}.{table} needs columns and one type per key column")
+    where = []
+    if after:
+        where.append(_keyset(key, key_types, ">"))
+    if upto:
+        where.append(_keyset(key, key_types, "<="))
+    if condition:
+        where.append(f"({condition})")
+    top = "" if limit is None else f"TOP ({int(limit)}) "
+    sql = (f"SELECT {top}{', '.join(quote(c) for c in columns)} FROM {quote(schema)}.{quote(table)}"
+           + (" WHERE " + " AND ".join(where) if where else "")
+           + " ORDER BY " + ", ".join(quote(k) for k in key))
+    n = len(key) * (len(key) + 1) // 2
+    return S(K.CHUNK_SELECT, sql, n * (int(after) + int(upto)))
+
+
+def max_key_select(schema: str, table: str, key: Sequence[str], condition: str | None) -> Statement:
+    """The largest ``key`` of the rows matching ``condition``: where an incremental snapshot of the table ends."""
+    if not key:
+        raise ValueError(f"the largest key of {schema}.{table} needs key columns")
+    where = f" WHERE ({condition})" if condition else ""
+    return S(K.MAX_KEY_SELECT, f"SELECT TOP (1) {', '.join(quote(k) for k in key)} FROM {quote(schema)}.{quote(table)}"
+                               f"{where} ORDER BY {', '.join(quote(k) + ' DESC' for k in key)}")
+
+
+def signal_insert(schema: str, table: str) -> Statement:
+    """A row ``(id, type, data)`` into the signal table (its first three columns, by position, as Debezium writes)."""
+    return S(K.SIGNAL_INSERT, f"INSERT INTO {quote(schema)}.{quote(table)} VALUES (?, ?, ?)", 3)
+
+
+def signal_watermarks(schema: str, table: str, id_column: str, data_column: str) -> Statement:
+    """The signal table's rows of two ids (a chunk's open and close watermarks): id and data."""
+    return S(K.SIGNAL_WATERMARKS, f"SELECT {quote(id_column)}, {quote(data_column)} FROM {quote(schema)}."
+                                  f"{quote(table)} WHERE {quote(id_column)} IN (?, ?)", 2)

@@ -18,9 +18,11 @@ from cdc_sources.common.column_rules import parse_column_rules
 from cdc_sources.common.filters import SCHEMA_LISTS, BuiltinTables, ColumnFilter, DataCollectionFilter
 from cdc_sources.common.key_columns import KeyColumns
 from cdc_sources.common.options import CUSTOM_MODES, ParsedOptions, custom_mode_problems, is_kafka_connect_option
+from cdc_sources.common.signal_options import signal_problems
 from cdc_sources.spi import ConfigProblem
 from cdc_sources.spi.retry import RetryPolicy
 from cdc_sources.sqlserver.options import JDBC_PASS_THROUGH, REMOVED_OPTIONS, SNAPSHOT_MODE_ALIASES, SQLSERVER_OPTIONS
+from cdc_sources.sqlserver.signal_table import SignalTable, parse_signal_table
 
 __all__ = ["SQLSERVER_BUILTIN", "SqlServerConnectionSettings", "SqlServerSourceConfig", "build_sqlserver_config"]
 
@@ -76,6 +78,7 @@ class SqlServerSourceConfig:
         keys: ``message.key.columns``.
         warnings: things to log once at start-up (deprecated values, inert options).
         retry: how the capture retries after a retriable error (``errors.*`` options).
+        signal_table: ``signal.data.collection`` (`cdc_sources.sqlserver.signal_table`), or None.
     """
 
     name: str
@@ -86,6 +89,7 @@ class SqlServerSourceConfig:
     keys: KeyColumns
     warnings: tuple[str, ...] = ()
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    signal_table: SignalTable | None = None
 
     def opt(self, name: str) -> Any:
         """An option's value (typed, default filled in)."""
@@ -136,8 +140,12 @@ def build_sqlserver_config(
     queue, batch = parsed.values.get("max.queue.size"), parsed.values.get("max.batch.size")
     if queue is not None and batch is not None and queue <= batch:
         problems.append(ConfigProblem(f"{opath}.max.queue.size", "must be greater than max.batch.size"))
+    signal, signal_table_problems = parse_signal_table(parsed.raw, settings.databases if settings else (), opath)
+    problems.extend(signal_table_problems)
+    problems.extend(p for p in signal_problems(parsed.raw, opath) if not p.path.endswith(".signal.data.collection"))
     tables, p1 = DataCollectionFilter.from_options(parsed.raw, container_lists=SCHEMA_LISTS,
-                                                   builtin=SQLSERVER_BUILTIN)
+                                                   builtin=SQLSERVER_BUILTIN,
+                                                   always_include=[(signal.schema, signal.table)] if signal else ())
     columns, p2 = ColumnFilter.from_options(parsed.raw)
     keys, p3 = KeyColumns.from_options(parsed.raw)
     _, tagged = parse_column_rules(parsed.raw)
@@ -146,7 +154,7 @@ def build_sqlserver_config(
     problems.extend(retry_problems)
     if problems or settings is None:
         return None, problems
-    return SqlServerSourceConfig(prefix, settings, parsed, tables, columns, keys, tuple(warnings), retry), []
+    return SqlServerSourceConfig(prefix, settings, parsed, tables, columns, keys, tuple(warnings), retry, signal), []
 
 
 def _choices(option: str) -> tuple[str, ...]:

@@ -119,7 +119,8 @@ class SqlServerConnector:
             settings = replace(settings, databases=(database,))
         gateway = self.gateway_factory(settings)
         try:
-            return SqlServerCaptureSession(self.config, gateway, stored_offset, database=database)
+            return SqlServerCaptureSession(self.config, gateway, stored_offset, database=database,
+                                           open_gateway=lambda: self.gateway_factory(settings))
         except BaseException:
             gateway.connection.close()
             raise

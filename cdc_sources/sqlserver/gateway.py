@@ -261,3 +261,18 @@ class Gateway:
                     yield tuple(row)
         finally:
             cursor.close()
+
+    # --- incremental snapshots ---------------------------------------------------------------
+    def rows(self, statement: Statement, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Every row of an incremental snapshot's statement (`catalogue.chunk_select`,
+        `catalogue.max_key_select`, `catalogue.signal_watermarks`)."""
+        if statement.kind not in _READS:
+            raise GatewayError(f"{statement.kind.name} is not an incremental snapshot's read")
+        return self._rows(statement, *params)
+
+    def insert_signal(self, schema: str, table: str, row: tuple[str, str, str | None]) -> None:
+        """One row ``(id, type, data)`` into the signal table (autocommit: committed at once)."""
+        self._cursor(catalogue.signal_insert(schema, table), row).close()
+
+
+_READS = frozenset({StatementKind.CHUNK_SELECT, StatementKind.MAX_KEY_SELECT, StatementKind.SIGNAL_WATERMARKS})

@@ -30,6 +30,11 @@ table has another one is dropped from the reads.
 
 The snapshot writes a ``CREATE`` schema change event per table before its rows.
 
+Signals and incremental snapshots (``signal.data.collection``, `cdc_sources.sqlserver.incremental`)
+wrap the stream (`cdc_sources.common.incremental_snapshot`): signals come from the signal table's
+change rows; the snapshot's progress rides in the offset; an ``--until-idle`` run polls on while
+a snapshot is running.
+
 A session captures one database (``database``); several in ``database.names`` are driven
 by `cdc_sources.sqlserver.databases.MultiDatabaseSession`, one session per database.
 
@@ -49,6 +54,9 @@ from typing import Any
 import orjson
 
 from cdc_sources.common.envelope import dumps, envelope, envelope_schema_version, envelope_text
+from cdc_sources.common.incremental_snapshot import IncrementalSnapshotter
+from cdc_sources.common.incremental_state import IncrementalState
+from cdc_sources.common.signal_options import signal_settings
 from cdc_sources.common.snapshot_plan import StoredState, plan_snapshot
 from cdc_sources.common.transactions import TransactionBlock, TransactionTracker
 from cdc_sources.spi import (
@@ -61,6 +69,7 @@ from cdc_sources.spi import (
     SourceOffset,
     StreamItem,
 )
+from cdc_sources.spi.snapshot_progress import SnapshotListener
 from cdc_sources.sqlserver.changes import (
     CaptureInstance,
     ChangeEvent,
@@ -74,6 +83,7 @@ from cdc_sources.sqlserver.columns import ColumnPolicy, TableFields, jdbc_metada
 from cdc_sources.sqlserver.config import SqlServerSourceConfig
 from cdc_sources.sqlserver.converters import ConverterSettings, SqlServerColumn, column_converter
 from cdc_sources.sqlserver.gateway import CaptureInstanceInfo, ColumnInfo, Gateway
+from cdc_sources.sqlserver.incremental import CapturedTable, SqlServerChunkSource
 from cdc_sources.sqlserver.lsn import Lsn
 from cdc_sources.sqlserver.offset import SnapshotType, SqlServerOffset
 from cdc_sources.sqlserver.schema_changes import SchemaChangeType, SchemaColumn, schema_change_value
@@ -125,10 +135,18 @@ class SqlServerCaptureSession:
     """Implements `cdc_sources.spi.CaptureSession` for SQL Server. Not thread-safe."""
 
     def __init__(self, config: SqlServerSourceConfig, gateway: Gateway, stored_offset: Mapping[str, Any] | None,
-                 *, sleep: Callable[[float], bool] | None = None, database: str | None = None) -> None:
+                 *, sleep: Callable[[float], bool] | None = None, database: str | None = None,
+                 open_gateway: Callable[[], Gateway] | None = None) -> None:
+        """``open_gateway``: opens another connection to the server, for the incremental
+        snapshot's statements (default: ``gateway``'s, for a test that drives the session)."""
         self.config = config
         self.gateway = gateway
         self.stored = SqlServerOffset.load(stored_offset) if stored_offset else None
+        self.incremental_state = IncrementalState.from_offset(stored_offset)
+        self.incremental: IncrementalSnapshotter | None = None
+        self._open_gateway = open_gateway
+        self._side: Gateway | None = None
+        self._listener: SnapshotListener | None = None
         self._sleep = sleep or threading.Event().wait
         databases = config.connection.databases
         if database is None and len(databases) > 1:
@@ -298,14 +316,63 @@ class SqlServerCaptureSession:
 
     # -- streaming -------------------------------------------------------------------------
     def stream(self, *, until_idle: bool) -> Iterator[StreamItem]:
+        incremental = self._incremental()
+        if incremental is None:
+            yield from self._stream(until_idle=until_idle, busy=lambda: False)
+        else:
+            yield from incremental.wrap(self._stream(until_idle=until_idle, busy=incremental.busy))
+
+    def _stream(self, *, until_idle: bool, busy: Callable[[], bool]) -> Iterator[StreamItem]:
         yield from self.stream_start()
         poll_s = int(self.config.opt("poll.interval.ms")) / 1000
         while True:
             yield from self.poll()
-            if until_idle:
+            if until_idle and not busy():  # a running incremental snapshot is not idle
                 return
             if self._sleep(poll_s):
                 return
+
+    # -- signals and incremental snapshots ---------------------------------------------------
+    def report_snapshots(self, listener: SnapshotListener) -> None:
+        """Send signalled snapshots' progress to ``listener`` (`ReportsSnapshots`)."""
+        self._listener = listener
+        if self.incremental is not None:
+            self.incremental.listen(listener)
+
+    def _incremental(self) -> IncrementalSnapshotter | None:
+        """Signals and incremental snapshots over the stream, when a signal table is set."""
+        signal_table = self.config.signal_table
+        if self.incremental is None and signal_table is not None:
+            if self._side is None:
+                self._side = self._open_gateway() if self._open_gateway is not None else self.gateway
+                if self._side is not self.gateway:
+                    self._side.use_database(self.database)
+            d = str(self.config.opt("topic.delimiter"))
+            source = SqlServerChunkSource(gateway=self._side, tables=self._snapshot_tables, name=self.config.name,
+                                          database=self.database, signal_table=signal_table)
+            self.incremental = IncrementalSnapshotter(
+                source=source, signals=signal_settings(self.config.options.values),
+                tables=lambda: list(self._snapshot_tables()), prefix=self.config.name, delimiter=d,
+                chunk_size=int(self.config.opt("incremental.snapshot.chunk.size")),
+                # a snapshot taken by this run read every table anew: an older incremental one is moot
+                state=self.incremental_state if self._snapshot_lsn is None else None, listener=self._listener,
+                signal_topic=d.join((self.config.name, self.database, signal_table.schema, signal_table.table)),
+                qualifier=self.database)
+        return self.incremental
+
+    def _snapshot_tables(self) -> dict[tuple[str, str], CapturedTable]:
+        """The captured tables an incremental snapshot may read (not the signal table), each with
+        its newest capture instance."""
+        signal = self.config.signal_table
+        out: dict[tuple[str, str], _Table] = {}
+        for t in self.tables.values():
+            name = (t.instance.table.schema, t.instance.table.table)
+            if signal is not None and name == (signal.schema, signal.table):
+                continue
+            held = out.get(name)
+            if held is None or t.instance.start_lsn > held.instance.start_lsn:
+                out[name] = t
+        return dict(out)
 
     def stream_start(self) -> Iterator[StreamItem]:
         """Sets the stream up at the resume point (the snapshot's LSN or the stored offset) and
@@ -548,6 +615,8 @@ class SqlServerCaptureSession:
         return OffsetCarrier(SqlServerOffset.load(orjson.loads(position)))
 
     def close(self) -> None:
+        if self._side is not None and self._side is not self.gateway:
+            self._side.connection.close()
         self.gateway.connection.close()
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import orjson
 import pytest
 
+from cdc_sources.spi import commit_mark
 from pipelines.engine import EngineSpec
 from pipelines.silver_runner import run_silver
 from silver.declarations import SilverOptions, SilverTable
@@ -154,3 +156,17 @@ def test_an_incremental_snapshot_removes_unread_rows_once_its_last_chunk_is_in(s
     assert result.ok and result.tables[0].resnapshot_seq == 8  # id 9's insert: the first change after the start
     hard = rows(spark.read.format("delta").load(f"{root}/silver/hard"), "id", "note")
     assert hard == [(1, "n1"), (2, "before the snapshot"), (3, "n3"), (5, "n5b"), (9, "streamed in the first window")]
+
+
+@SAIL_ONLY
+def test_the_commit_mark_column_agrees_with_the_connectors_commit_marks(spark) -> None:
+    # silver reads a re-snapshot's start from bronze positions with the same encoding as capture
+    from silver.resnapshot import _commit_mark
+
+    positions = [{"lsn_commit": 880, "lsn": 900}, {"file": "mysql-bin.000003", "pos": 4096},
+                 {"commit_lsn": "0000002a:00000118:0003", "change_lsn": "NULL", "event_serial_no": 0},
+                 {"commit_lsn": "ffffffff:7fffffff:ffff"}, {"commit_lsn": "NULL"}, {}]
+    texts = [orjson.dumps(p).decode() for p in positions]
+    df = spark.createDataFrame([(n, t) for n, t in enumerate(texts)], "n int, position string")
+    got = {r["n"]: r["m"] for r in df.select("n", _commit_mark().alias("m")).collect()}
+    assert got == {n: commit_mark(p) for n, p in enumerate(positions)}

@@ -98,6 +98,18 @@ def test_dotted_names_need_double_quotes():
         parse_collection('public."oops')
 
 
+def test_names_with_a_qualifier_name_the_database_first():
+    # SQL Server's data collections are <database>.<schema>.<table>
+    exact = parse_collection('shop."dbo".items')
+    assert exact.matches("dbo", "items", "shop") and not exact.matches("dbo", "items", "other")
+    assert not exact.matches("dbo", "items")
+    regex = parse_collection("shop.dbo.item.*")
+    assert regex.matches("dbo", "items", "shop") and not regex.matches("dbo", "items", "shop2")
+    assert not parse_collection("dbo.items").matches("dbo", "items", "shop")
+    a = ExecuteSnapshot((regex,), conditions=(AdditionalCondition(parse_collection("shop.dbo.items"), "qty > 1"),))
+    assert a.condition_for("dbo", "items", "shop") == "qty > 1" and a.condition_for("dbo", "items") is None
+
+
 def test_file_channel_lines_round_trip():
     sig = Signal("f-1", ExecuteSnapshot((parse_collection("public.items"),), SnapshotKind.INCREMENTAL,
                                         (AdditionalCondition(parse_collection("public.items"), "id > 5"),), "ord"))

@@ -14,9 +14,14 @@ from cdc_sources.sqlserver.catalogue import (
     StatementKind,
     changes_direct,
     changes_function,
+    chunk_select,
+    keyset_parameters,
     lock_table,
+    max_key_select,
     quote,
     set_lock_timeout,
+    signal_insert,
+    signal_watermarks,
     snapshot_select,
     use_database,
 )
@@ -36,7 +41,13 @@ def built() -> list[Statement]:
     out = [set_lock_timeout(-1), set_lock_timeout(0), set_lock_timeout(10000)]
     for name in NAMES:
         out += [use_database(name), changes_function(f"dbo_{name}"), changes_direct(name, ["id", name]),
-                lock_table("dbo", name), snapshot_select(name, name, ["id", name])]
+                lock_table("dbo", name), snapshot_select(name, name, ["id", name]),
+                chunk_select("dbo", name, ["id", name], ["id", name], ["int", "nvarchar(40)"], after=True, upto=True,
+                             condition="[id] % 2 = 0", limit=21),
+                chunk_select("dbo", name, ["id"], [name], ["decimal(9, 2)"], after=False, upto=True, condition=None,
+                             limit=None),
+                max_key_select("dbo", name, ["id", name], None), max_key_select("dbo", name, [name], "id > 3"),
+                signal_insert("dbo", name), signal_watermarks("dbo", name, name, "data")]
     return out
 
 
@@ -77,3 +88,21 @@ def test_bad_identifiers_and_values_are_refused() -> None:
 
 def test_every_isolation_mode_has_an_odbc_level() -> None:
     assert set(ISOLATION) == set(ISOLATION_MODES)
+
+
+def test_a_chunk_compares_a_composite_key_column_by_column() -> None:
+    # T-SQL has no row values: (a, b) > (1, 'x') is a > 1 OR (a = 1 AND b > 'x'), the values in that order
+    statement = chunk_select("dbo", "t", ["a", "b", "c"], ["a", "b"], ["int", "nvarchar(10)"], after=True, upto=True,
+                             condition=None, limit=5)
+    assert statement.sql == (
+        "SELECT TOP (5) [a], [b], [c] FROM [dbo].[t] WHERE (([a] > CAST(? AS int)) OR ([a] = CAST(? AS int) AND "
+        "[b] > CAST(? AS nvarchar(10)))) AND (([a] < CAST(? AS int)) OR ([a] = CAST(? AS int) AND "
+        "[b] <= CAST(? AS nvarchar(10)))) ORDER BY [a], [b]")
+    assert statement.parameters == 6
+    assert keyset_parameters(["1", "x"]) == ["1", "1", "x"]
+
+
+@pytest.mark.parametrize("bad", ["int; DROP TABLE t", "nvarchar(40", "int)", ""])
+def test_a_chunk_refuses_a_key_type_that_is_not_a_type(bad: str) -> None:
+    with pytest.raises(ValueError, match="not a SQL Server column type"):
+        chunk_select("dbo", "t", ["a"], ["a"], [bad], after=True, upto=False, condition=None, limit=5)

@@ -128,6 +128,8 @@ KNOWN_DIFFERENCES = {
        for name, minimum in STRICTER_MINIMUMS.items() for v in range(-2, minimum)},
     ("snapshot.mode", "custom"): "needs a Java class: rejected",
     ("snapshot.query.mode", "custom"): "needs a Java class: rejected",
+    ("incremental.snapshot.watermarking.strategy", "insert_delete"): "not built (as for PostgreSQL and MySQL): "
+                                                                     "rejected with a message",
 }
 
 
@@ -206,3 +208,34 @@ def test_filters_are_validated() -> None:
     assert problems == [] and config is not None
     assert config.tables.includes_table("dbo", "customers") and not config.tables.includes_table("dbo", "orders")
     assert not config.tables.includes_table("cdc", "dbo_customers_CT")
+
+
+# -- the signal table ---------------------------------------------------------------------------
+
+
+def test_the_signal_table_is_database_schema_table_of_the_captured_database() -> None:
+    config, problems = build_sqlserver_config(
+        name="shop", connection={"user": "cdc"},
+        options={**BASE, "signal.data.collection": "Inventory.dbo.dbz_signal", "table.include.list": "dbo.orders"},
+        path="s")
+    assert problems == [] and config is not None and config.signal_table is not None
+    assert (config.signal_table.database, config.signal_table.schema, config.signal_table.table) == (
+        "inventory", "dbo", "dbz_signal")
+    assert config.tables.includes_table("dbo", "dbz_signal")  # captured whatever the include list says
+    assert not config.tables.includes_table("dbo", "customers")
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"signal.data.collection": "dbo.dbz_signal"}, "must be <database>.<schema>.<table>"),
+    ({"signal.data.collection": "other.dbo.dbz_signal"}, "names database 'other', which is not in database.names"),
+    ({"signal.data.collection": "a.dbo.dbz_signal", "database.names": "a,b"},
+     "built for a source capturing one database, and database.names lists 2"),
+    ({"signal.data.collection": "inventory.dbo.s", "signal.enabled.channels": "source,kafka"},
+     "unsupported channel 'kafka'"),
+])
+def test_a_bad_signal_table_is_a_config_problem(options: dict[str, str], message: str) -> None:
+    _, problems = build_sqlserver_config(name="shop", connection={"user": "cdc"}, options={**BASE, **options},
+                                         path="sources[0]")
+    assert len(problems) == 1, problems
+    assert message in problems[0].message
+    assert problems[0].path.startswith("sources[0].options.signal.")

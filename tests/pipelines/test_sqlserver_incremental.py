@@ -1,0 +1,199 @@
+"""SQL Server incremental snapshots through the CDC emulator, end to end: ``execute-snapshot``
+inserted into the signal table (CDC-enabled, read back through its change table like any
+change), chunks of a few hundred rows read while a writer updates, deletes and inserts rows in
+and out of the current chunk, capture SIGKILLed mid-snapshot and restarted. Bronze holds each
+row's snapshot read at most once per key (exactly once for rows the writer never touched),
+bronze folded per key equals the source, and so does silver (Sail). Bad signals before it (an
+unknown table, bad JSON) are logged and ignored.
+
+The oracles are independent of the connector: the source table and signal rows are written and
+read with psycopg, bronze with delta-rs."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import psycopg
+import pytest
+
+from pipelines.config import parse_pipeline
+from pipelines.engine import EngineSpec
+from pipelines.silver_runner import run_silver
+from tests.support.bronze_rows import read_offsets, read_topic, seq_problems, snapshot_completed
+from tests.support.capture_process import wait_until
+from tests.support.engines import SAIL_ONLY
+from tests.support.sqlserver_emulator import SqlServerEmulator
+from tests.support.sqlserver_emulator.databases import dbname
+from tests.support.sqlserver_emulator.pipeline import SOURCE, sqlserver_pipeline_text
+from tests.support.sqlserver_emulator.processes import capture_log_tail, start_capture
+
+pytestmark = [pytest.mark.integration]
+
+ROWS = 300
+SIGNAL_DDL = "CREATE TABLE dbo.dbz_signal (id varchar(64) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048))"
+
+
+@pytest.fixture
+def emulator(pg_db: str) -> Iterator[SqlServerEmulator]:
+    emu = SqlServerEmulator.install(pg_db)
+    emu.execute("CREATE TABLE dbo.items (id int PRIMARY KEY, name varchar(40) NOT NULL, qty int)")
+    emu.execute(f"INSERT INTO dbo.items SELECT g, 'item ' || g, g % 17 FROM generate_series(1, {ROWS}) g")
+    emu.execute(SIGNAL_DDL)
+    emu.enable_db()
+    emu.enable_table("dbo", "items")
+    emu.enable_table("dbo", "dbz_signal")
+    yield emu
+
+
+def _signal(dsn: str, sig_id: str, kind: str, data: str | None) -> None:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("INSERT INTO dbo.dbz_signal VALUES (%s, %s, %s)", (sig_id, kind, data))
+
+
+class _Writer(threading.Thread):
+    """Updates, deletes, re-inserts and inserts random rows of dbo.items until stopped; ``touched``
+    holds every id it wrote."""
+
+    def __init__(self, dsn: str, seed: int) -> None:
+        super().__init__(daemon=True)
+        self.dsn, self.rng = dsn, random.Random(seed)
+        self.touched: set[int] = set()
+        self.stop = threading.Event()
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            with psycopg.connect(self.dsn, autocommit=True) as conn:
+                n = 0
+                while not self.stop.is_set():
+                    n += 1
+                    k = self.rng.randint(1, ROWS) if n % 4 != 3 else ROWS + n
+                    self.touched.add(k)
+                    if n % 4 == 0:
+                        conn.execute("DELETE FROM dbo.items WHERE id = %s", (k,))
+                    elif n % 4 == 1:
+                        with conn.transaction():
+                            conn.execute("DELETE FROM dbo.items WHERE id = %s", (k,))
+                            conn.execute("INSERT INTO dbo.items VALUES (%s, 'again', 1)", (k,))
+                    elif n % 4 == 2:
+                        conn.execute("UPDATE dbo.items SET qty = qty + 5, name = name || '+' WHERE id = %s", (k,))
+                    else:
+                        conn.execute("INSERT INTO dbo.items VALUES (%s, 'during', 2)", (k,))
+                    time.sleep(0.01)
+        except BaseException as exc:  # reported by the test
+            self.error = exc
+
+
+def _incremental_reads(rows: list[dict[str, Any]]) -> list[int]:
+    out = []
+    for r in rows:
+        v = orjson.loads(r["value"]) if r["value"] else None
+        if v and v["op"] == "r" and v["source"]["snapshot"] == "incremental":
+            out.append(int(v["after"]["id"]))
+    return out
+
+
+def _fold(rows: list[dict[str, Any]]) -> dict[int, tuple[str, int | None]]:
+    state: dict[int, tuple[str, int | None]] = {}
+    for r in rows:
+        if r["value"] is None:
+            continue
+        v = orjson.loads(r["value"])
+        if v["op"] in ("c", "u", "r"):
+            state[int(v["after"]["id"])] = (v["after"]["name"], v["after"]["qty"])
+        elif v["op"] == "d":
+            state.pop(int(v["before"]["id"]), None)
+    return state
+
+
+def _source(dsn: str) -> dict[int, tuple[str, int | None]]:
+    with psycopg.connect(dsn) as conn:
+        return {r[0]: (r[1], r[2]) for r in conn.execute("SELECT id, name, qty FROM dbo.items")}
+
+
+def _snapshot_running(root: str) -> bool:
+    offsets = read_offsets(root, SOURCE)
+    return bool(offsets) and "incremental_snapshot_collections" in orjson.loads(offsets[-1]["offset"])
+
+
+@SAIL_ONLY
+def test_incremental_snapshot_with_a_writer_sigkill_and_restart_reads_each_row_once(
+        emulator: SqlServerEmulator, tmp_path: Path, spark: Any) -> None:
+    root = str(tmp_path / "lake")
+    database = dbname(emulator.dsn)
+    topic = f"{SOURCE}.{database}.dbo.items"
+    text = sqlserver_pipeline_text(root, emulator.dsn, capture={"commit_interval_ms": 100},
+                                   silver=[{"table": "items", "source": topic}],
+                                   **{"signal.data.collection": f"{database}.dbo.dbz_signal",
+                                      "incremental.snapshot.chunk.size": "20"})
+    config_path = tmp_path / "pipeline.yaml"
+    config_path.write_text(text)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    agent = emulator.agent()
+    agent.sync()
+    writer = _Writer(emulator.dsn, 5)
+    with agent.running(interval=0.05):
+        capture = start_capture(config_path, logs, 1, until_idle=False)
+        try:
+            assert wait_until(lambda: snapshot_completed(root, SOURCE) or capture.poll() is not None, 120)
+            assert capture.poll() is None, capture_log_tail(logs, 1)
+            _signal(emulator.dsn, "bad-1", "execute-snapshot", orjson.dumps(
+                {"data-collections": [f"{database}.dbo.no_such_table"], "type": "incremental"}).decode())
+            _signal(emulator.dsn, "bad-2", "execute-snapshot", "{not json")
+            _signal(emulator.dsn, "ad-hoc-1", "execute-snapshot", orjson.dumps(
+                {"data-collections": [f"{database}.dbo.items"], "type": "incremental"}).decode())
+            writer.start()
+            read_some = wait_until(lambda: len(_incremental_reads(read_topic(root, topic))) >= 100
+                                   or capture.poll() is not None, 120)
+            assert read_some, capture_log_tail(logs, 1)
+            assert _snapshot_running(root), "the kill missed the snapshot: the test proves nothing"
+            os.kill(capture.pid, signal.SIGKILL)
+            assert capture.wait(30) == -9, capture_log_tail(logs, 1)
+        finally:
+            if capture.poll() is None:
+                capture.kill()
+        log1 = (logs / "capture-1.err").read_text()
+        assert "no captured table matches" in log1 and "no_such_table" in log1, log1[-3000:]
+        assert "'bad-2'" in log1 and "data is not JSON" in log1, log1[-3000:]
+
+        resumed = start_capture(config_path, logs, 2, until_idle=True)  # the writer goes on meanwhile
+        time.sleep(1.0)
+        writer.stop.set()
+        writer.join()
+        assert writer.error is None, writer.error
+        assert resumed.wait(300) == 0, capture_log_tail(logs, 2)
+        log2 = (logs / "capture-2.err").read_text()
+        assert "resuming incremental snapshot ad-hoc-1" in log2, log2[-3000:]
+        agent.sync()
+    done = start_capture(config_path, logs, 3, until_idle=True)
+    assert done.wait(300) == 0, capture_log_tail(logs, 3)
+
+    assert not _snapshot_running(root), capture_log_tail(logs, 3)
+    rows = read_topic(root, topic)
+    assert seq_problems(rows) == []
+    reads = Counter(_incremental_reads(rows))
+    assert {k: n for k, n in reads.items() if n > 1} == {}, "a row's snapshot read twice"
+    untouched = set(range(1, ROWS + 1)) - writer.touched
+    assert len(untouched) > 50
+    assert {k for k in untouched if reads[k] != 1} == set(), "rows never read by the snapshot"
+    source = _source(emulator.dsn)
+    got = _fold(rows)
+    assert {k: (got.get(k), source.get(k)) for k in got.keys() | source.keys() if got.get(k) != source.get(k)} == {}
+
+    config = parse_pipeline(text, env={})
+    result = run_silver(root=root, engine=EngineSpec(), tables=config.silver, options=config.silver_options,
+                        sources={SOURCE: SOURCE}, once=True, spark=spark)
+    assert result.ok, [t.error for t in result.errors]
+    silver = {r["id"]: (r["name"], r["qty"]) for r in
+              spark.read.format("delta").load(f"{root}/silver/items").select("id", "name", "qty").collect()}
+    assert silver == source
