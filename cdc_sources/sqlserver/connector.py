@@ -113,6 +113,12 @@ class SqlServerConnector:
         except OffsetError as exc:
             raise SqlServerOffsetError(f"source {self.config.name}: {exc}") from None
 
+    def send_signal(self, signal_id: str, kind: str, data: str | None) -> str:
+        """See `cdc_sources.spi.operations.SignalSender`."""
+        from cdc_sources.sqlserver.signal_sender import send_signal
+
+        return send_signal(self.config, self.gateway_factory, signal_id, kind, data)
+
     def _open_one(self, database: str | None, stored_offset: Mapping[str, Any] | None) -> SqlServerCaptureSession:
         settings = self.config.connection
         if database is not None:

@@ -348,11 +348,11 @@ class SqlServerCaptureSession:
                 if self._side is not self.gateway:
                     self._side.use_database(self.database)
             d = str(self.config.opt("topic.delimiter"))
-            source = SqlServerChunkSource(gateway=self._side, tables=self._snapshot_tables, name=self.config.name,
+            source = SqlServerChunkSource(gateway=self._side, tables=self.snapshot_tables, name=self.config.name,
                                           database=self.database, signal_table=signal_table)
             self.incremental = IncrementalSnapshotter(
                 source=source, signals=signal_settings(self.config.options.values),
-                tables=lambda: list(self._snapshot_tables()), prefix=self.config.name, delimiter=d,
+                tables=lambda: list(self.snapshot_tables()), prefix=self.config.name, delimiter=d,
                 chunk_size=int(self.config.opt("incremental.snapshot.chunk.size")),
                 # a snapshot taken by this run read every table anew: an older incremental one is moot
                 state=self.incremental_state if self._snapshot_lsn is None else None, listener=self._listener,
@@ -360,7 +360,7 @@ class SqlServerCaptureSession:
                 qualifier=self.database)
         return self.incremental
 
-    def _snapshot_tables(self) -> dict[tuple[str, str], CapturedTable]:
+    def snapshot_tables(self) -> dict[tuple[str, str], CapturedTable]:
         """The captured tables an incremental snapshot may read (not the signal table), each with
         its newest capture instance."""
         signal = self.config.signal_table

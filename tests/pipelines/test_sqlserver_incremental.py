@@ -3,8 +3,8 @@ inserted into the signal table (CDC-enabled, read back through its change table 
 change), chunks of a few hundred rows read while a writer updates, deletes and inserts rows in
 and out of the current chunk, capture SIGKILLed mid-snapshot and restarted. Bronze holds each
 row's snapshot read at most once per key (exactly once for rows the writer never touched),
-bronze folded per key equals the source, and so does silver (Sail). Bad signals before it (an
-unknown table, bad JSON) are logged and ignored.
+bronze folded per key equals the source, and so does silver (Sail). The signal is sent with
+``cdc-lakehouse signal``; bad signals before it (an unknown table, bad JSON) are logged and ignored.
 
 The oracles are independent of the connector: the source table and signal rows are written and
 read with psycopg, bronze with delta-rs."""
@@ -32,6 +32,7 @@ from tests.support.bronze_rows import read_offsets, read_topic, seq_problems, sn
 from tests.support.capture_process import wait_until
 from tests.support.engines import SAIL_ONLY
 from tests.support.sqlserver_emulator import SqlServerEmulator
+from tests.support.sqlserver_emulator.capture import main as send_through_cli
 from tests.support.sqlserver_emulator.databases import dbname
 from tests.support.sqlserver_emulator.pipeline import SOURCE, sqlserver_pipeline_text
 from tests.support.sqlserver_emulator.processes import capture_log_tail, start_capture
@@ -150,8 +151,9 @@ def test_incremental_snapshot_with_a_writer_sigkill_and_restart_reads_each_row_o
             _signal(emulator.dsn, "bad-1", "execute-snapshot", orjson.dumps(
                 {"data-collections": [f"{database}.dbo.no_such_table"], "type": "incremental"}).decode())
             _signal(emulator.dsn, "bad-2", "execute-snapshot", "{not json")
-            _signal(emulator.dsn, "ad-hoc-1", "execute-snapshot", orjson.dumps(
-                {"data-collections": [f"{database}.dbo.items"], "type": "incremental"}).decode())
+            sent = send_through_cli(["-q", "signal", "-c", str(config_path), "--source", SOURCE, "execute-snapshot",
+                                     "--tables", f"{database}.dbo.items", "--id", "ad-hoc-1"])
+            assert sent == 0
             writer.start()
             read_some = wait_until(lambda: len(_incremental_reads(read_topic(root, topic))) >= 100
                                    or capture.poll() is not None, 120)
