@@ -179,6 +179,7 @@ def _specs() -> list[OptionSpec]:
         S("retriable.restart.connector.wait.ms", "10000", "int", minimum=1),
         S("signal.data.collection"), S("signal.enabled.channels", "source", "list"),
         S("signal.poll.interval.ms", "5000", "int", minimum=1),
+        S("signal.file", "file-signals.txt", doc="the file channel's JSON-lines file"),
         S("notification.enabled.channels", kind="list", inert=True), S("notification.sink.topic.name", inert=True),
         S("guardrail.collections.max", "0", "int", minimum=0),
         S("guardrail.collections.limit.action", "warn", "enum", ("warn", "fail")),

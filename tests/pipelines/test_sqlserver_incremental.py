@@ -199,3 +199,51 @@ def test_incremental_snapshot_with_a_writer_sigkill_and_restart_reads_each_row_o
     silver = {r["id"]: (r["name"], r["qty"]) for r in
               spark.read.format("delta").load(f"{root}/silver/items").select("id", "name", "qty").collect()}
     assert silver == source
+
+
+def test_pause_resume_through_the_file_channel_and_stop(emulator: SqlServerEmulator, tmp_path: Path) -> None:
+    """``pause-snapshot`` right behind ``execute-snapshot`` in the signal table: the chunk already
+    opened is finished, then nothing more until ``resume-snapshot`` comes through the file channel;
+    ``stop-snapshot`` ends a second snapshot of the table. Engine-free, in-process, until idle."""
+    from pipelines.capture import run_capture
+    from tests.support.sqlserver_emulator.capture import emulated
+
+    root = str(tmp_path / "lake")
+    database = dbname(emulator.dsn)
+    topic = f"{SOURCE}.{database}.dbo.items"
+    signal_file = tmp_path / "signals.txt"
+    config = parse_pipeline(sqlserver_pipeline_text(
+        root, emulator.dsn, **{"signal.data.collection": f"{database}.dbo.dbz_signal",
+                               "signal.enabled.channels": "source,file", "signal.file": str(signal_file),
+                               "signal.poll.interval.ms": "100", "incremental.snapshot.chunk.size": "40",
+                               "snapshot.mode": "no_data"}), env={})
+    agent = emulator.agent()
+    agent.sync()
+
+    def run() -> list[int]:
+        with emulated(), agent.running(interval=0.05):
+            run_capture(config, until_idle=True)
+        return _incremental_reads(read_topic(root, topic))
+
+    assert run() == []  # no data snapshot: streaming only
+    _signal(emulator.dsn, "s-1", "execute-snapshot", orjson.dumps({"data-collections": [f"{database}.dbo.items"]})
+            .decode())
+    _signal(emulator.dsn, "p-1", "pause-snapshot", None)
+    reads = run()
+    assert len(reads) == 40 and len(set(reads)) == 40, "one chunk, then paused"
+    offset = orjson.loads(read_offsets(root, SOURCE)[-1]["offset"])
+    assert offset["incremental_snapshot_paused"] is True
+    assert run() == reads, "a paused snapshot stays paused across restarts"
+
+    signal_file.write_text(orjson.dumps({"id": "r-1", "type": "resume-snapshot", "data": None}).decode() + "\n")
+    reads = run()
+    assert sorted(reads) == list(range(1, ROWS + 1))
+    assert not _snapshot_running(root)
+
+    _signal(emulator.dsn, "s-2", "execute-snapshot", orjson.dumps({"data-collections": [f"{database}.dbo.items"]})
+            .decode())
+    _signal(emulator.dsn, "x-2", "stop-snapshot", orjson.dumps(
+        {"data-collections": [f"{database}.dbo.items"], "type": "incremental"}).decode())
+    again = run()[ROWS:]
+    assert len(again) <= 40, "stopped after the chunk already open"
+    assert not _snapshot_running(root)

@@ -38,7 +38,7 @@ NOT_FOR_SQLSERVER = {"database.dbname", "schema.include.list", "schema.exclude.l
 
 CONNECT_LEVEL = {"name", "connector.class", "tasks.max", "key.converter", "value.converter",
                  "key.converter.schemas.enable", "value.converter.schemas.enable", "offset.storage",
-                 "offset.flush.interval.ms", "schema.history.internal.file.filename"}
+                 "offset.flush.interval.ms", "schema.history.internal.file.filename", "signal.file"}
 """Options we accept that belong to Kafka Connect or to other Debezium classes than the probed ones."""
 
 BASE = {"database.names": "inventory"}
