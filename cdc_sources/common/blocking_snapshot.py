@@ -215,10 +215,13 @@ class BlockingSnapshotter:
         source: the connector's side.
         stored: what the stored offset holds (an interrupted snapshot is run again first); None:
             nothing (a snapshot taken by this run read every table anew).
+        qualifier: what signals' collection names start with before ``<schema>.<table>`` (SQL
+            Server's database), or None.
     """
 
-    def __init__(self, source: BlockingSource, stored: StoredBlocking | None) -> None:
+    def __init__(self, source: BlockingSource, stored: StoredBlocking | None, qualifier: str | None = None) -> None:
         self.source = source
+        self.qualifier = qualifier
         self.interrupted = stored.interrupted if stored else None
         self.last = stored.last_order_key if stored else None
         self.requested: tuple[str, tuple[BlockingCollection, ...]] | None = None
@@ -229,12 +232,12 @@ class BlockingSnapshotter:
                 tables: Sequence[tuple[str, str]]) -> None:
         """Act on ``execute-snapshot`` with ``type: blocking``: its captured ``tables`` (the signal
         table left out) are snapshotted at the next transaction boundary."""
-        names = matching(a.collections, tables)
+        names = matching(a.collections, tables, self.qualifier)
         if not names:
             log.warning("signal %s: no captured table matches %s: nothing to snapshot", signal_id,
                         [c.text for c in a.collections])
             return
-        collections = [BlockingCollection(s, t, a.condition_for(s, t)) for s, t in names]
+        collections = [BlockingCollection(s, t, a.condition_for(s, t, self.qualifier)) for s, t in names]
         log.info("signal %s: blocking snapshot of %s at the next transaction end", signal_id,
                  ", ".join(c.id for c in collections))
         self.request(correlation_id, collections)

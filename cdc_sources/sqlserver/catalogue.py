@@ -19,11 +19,14 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Final
 
+from cdc_sources.common.blocking_snapshot import BlockingCollection, row_source
+
 __all__ = [
     "CATALOGUE",
     "ISOLATION",
     "Statement",
     "StatementKind",
+    "blocking_select",
     "changes_direct",
     "changes_function",
     "chunk_select",
@@ -65,6 +68,7 @@ class StatementKind(Enum):
     MAX_KEY_SELECT = "a table's largest key (where an incremental snapshot of it ends)"
     SIGNAL_INSERT = "a watermark row written to the signal table"
     SIGNAL_WATERMARKS = "a chunk's watermark rows read back from the signal table"
+    BLOCKING_SELECT = "a blocking snapshot's read of a table (or of the signal's SELECT)"
 
 
 @dataclass(frozen=True)
@@ -231,3 +235,13 @@ def signal_watermarks(schema: str, table: str, id_column: str, data_column: str)
     """The signal table's rows of two ids (a chunk's open and close watermarks): id and data."""
     return S(K.SIGNAL_WATERMARKS, f"SELECT {quote(id_column)}, {quote(data_column)} FROM {quote(schema)}."
                                   f"{quote(table)} WHERE {quote(id_column)} IN (?, ?)", 2)
+
+
+def blocking_select(schema: str, table: str, columns: Sequence[str], select: str | None) -> Statement:
+    """A blocking snapshot's read of ``columns`` of a table: all its rows, those matching the
+    signal's condition, or the rows of the signal's full ``SELECT`` (Debezium's rule for a
+    blocking snapshot's ``additional-conditions``), aliased ``t``."""
+    if not columns:
+        raise ValueError(f"a snapshot of {schema}.{table} needs at least one column")
+    source = row_source(BlockingCollection(schema, table, select), f"{quote(schema)}.{quote(table)}")
+    return S(K.BLOCKING_SELECT, f"SELECT {', '.join('t.' + quote(c) for c in columns)} FROM {source}")

@@ -264,10 +264,10 @@ class Gateway:
 
     # --- incremental snapshots ---------------------------------------------------------------
     def rows(self, statement: Statement, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        """Every row of an incremental snapshot's statement (`catalogue.chunk_select`,
-        `catalogue.max_key_select`, `catalogue.signal_watermarks`)."""
+        """Every row of a signalled snapshot's statement (`catalogue.chunk_select`,
+        `catalogue.max_key_select`, `catalogue.signal_watermarks`, `catalogue.blocking_select`)."""
         if statement.kind not in _READS:
-            raise GatewayError(f"{statement.kind.name} is not an incremental snapshot's read")
+            raise GatewayError(f"{statement.kind.name} is not a signalled snapshot's read")
         return self._rows(statement, *params)
 
     def insert_signal(self, schema: str, table: str, row: tuple[str, str, str | None]) -> None:
@@ -275,4 +275,5 @@ class Gateway:
         self._cursor(catalogue.signal_insert(schema, table), row).close()
 
 
-_READS = frozenset({StatementKind.CHUNK_SELECT, StatementKind.MAX_KEY_SELECT, StatementKind.SIGNAL_WATERMARKS})
+_READS = frozenset({StatementKind.CHUNK_SELECT, StatementKind.MAX_KEY_SELECT, StatementKind.SIGNAL_WATERMARKS,
+                    StatementKind.BLOCKING_SELECT})

@@ -61,6 +61,11 @@ class Lsn:
         h = self.binary.hex()
         return f"{h[:8]}:{h[8:16]}:{h[16:]}"
 
+    def halves(self) -> tuple[int, int]:
+        """The first 8 bytes and the last 2 as unsigned integers (NULL: zeros): an LSN in an order key."""
+        raw = self.binary or bytes(10)
+        return int.from_bytes(raw[:8], "big"), int.from_bytes(raw[8:], "big")
+
     def sort_key(self) -> tuple[int, bytes]:
         """Orders LSNs as Debezium does: NULL first, then unsigned bytes."""
         return (0, b"") if self.binary is None else (1, self.binary)

@@ -33,7 +33,7 @@ The snapshot writes a ``CREATE`` schema change event per table before its rows.
 Signals and incremental snapshots (``signal.data.collection``, `cdc_sources.sqlserver.incremental`)
 wrap the stream (`cdc_sources.common.incremental_snapshot`): signals come from the signal table's
 change rows; the snapshot's progress rides in the offset; an ``--until-idle`` run polls on while
-a snapshot is running.
+a snapshot is running. Blocking snapshots (`cdc_sources.sqlserver.blocking`) run at transaction ends.
 
 A session captures one database (``database``); several in ``database.names`` are driven
 by `cdc_sources.sqlserver.databases.MultiDatabaseSession`, one session per database.
@@ -53,6 +53,7 @@ from typing import Any
 
 import orjson
 
+from cdc_sources.common.blocking_snapshot import BlockingSnapshotter, StoredBlocking
 from cdc_sources.common.envelope import dumps, envelope, envelope_schema_version, envelope_text
 from cdc_sources.common.incremental_snapshot import IncrementalSnapshotter
 from cdc_sources.common.incremental_state import IncrementalState
@@ -70,6 +71,7 @@ from cdc_sources.spi import (
     StreamItem,
 )
 from cdc_sources.spi.snapshot_progress import SnapshotListener
+from cdc_sources.sqlserver.blocking import SqlServerBlockingSource
 from cdc_sources.sqlserver.changes import (
     CaptureInstance,
     ChangeEvent,
@@ -108,8 +110,7 @@ class OffsetCarrier:
 
 
 def _lsn_parts(lsn: Lsn) -> tuple[int, int]:
-    raw = lsn.binary or bytes(10)
-    return int.from_bytes(raw[:8], "big"), int.from_bytes(raw[8:], "big")
+    return lsn.halves()
 
 
 def order_key(commit: Lsn, change: Lsn, serial: int, index: int) -> tuple[int, ...]:
@@ -143,6 +144,7 @@ class SqlServerCaptureSession:
         self.gateway = gateway
         self.stored = SqlServerOffset.load(stored_offset) if stored_offset else None
         self.incremental_state = IncrementalState.from_offset(stored_offset)
+        self.blocking_stored = StoredBlocking.from_offset(stored_offset)
         self.incremental: IncrementalSnapshotter | None = None
         self._open_gateway = open_gateway
         self._side: Gateway | None = None
@@ -356,6 +358,9 @@ class SqlServerCaptureSession:
                 chunk_size=int(self.config.opt("incremental.snapshot.chunk.size")),
                 # a snapshot taken by this run read every table anew: an older incremental one is moot
                 state=self.incremental_state if self._snapshot_lsn is None else None, listener=self._listener,
+                blocking=BlockingSnapshotter(SqlServerBlockingSource(source),
+                                             self.blocking_stored if self._snapshot_lsn is None else None,
+                                             qualifier=self.database),
                 signal_topic=d.join((self.config.name, self.database, signal_table.schema, signal_table.table)),
                 qualifier=self.database)
         return self.incremental
