@@ -349,6 +349,12 @@ class SqlServerCaptureSession:
                 self._side = self._open_gateway() if self._open_gateway is not None else self.gateway
                 if self._side is not self.gateway:
                     self._side.use_database(self.database)
+            if not any((t.instance.table.schema, t.instance.table.table) == (signal_table.schema, signal_table.table)
+                       for t in self.tables.values()):
+                log.warning("signal table %s has no capture instance: its signals and an incremental snapshot's "
+                            "watermarks never reach the connector; enable change data capture on it (EXEC "
+                            "sys.sp_cdc_enable_table @source_schema = N'%s', @source_name = N'%s', "
+                            "@role_name = NULL)", signal_table.text, signal_table.schema, signal_table.table)
             d = str(self.config.opt("topic.delimiter"))
             source = SqlServerChunkSource(gateway=self._side, tables=self.snapshot_tables, name=self.config.name,
                                           database=self.database, signal_table=signal_table)

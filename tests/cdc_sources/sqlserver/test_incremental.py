@@ -98,3 +98,25 @@ def test_watermarks_are_written_to_the_signal_table_and_read_back(source: SqlSer
     with psycopg.connect(pg_db) as conn:
         assert sorted(conn.execute("SELECT id, type FROM dbo.dbz_signal").fetchall()) == [
             ("w1-close", "snapshot-window-close"), ("w1-open", "snapshot-window-open")]
+
+
+def test_a_signal_table_without_change_data_capture_is_named_at_start(pg_db: str,
+                                                                      caplog: pytest.LogCaptureFixture) -> None:
+    emu = SqlServerEmulator.install(pg_db)
+    emu.execute("CREATE TABLE dbo.items (id int PRIMARY KEY)")
+    emu.execute("CREATE TABLE dbo.dbz_signal (id varchar(64) PRIMARY KEY, type varchar(32), data varchar(2048))")
+    emu.enable_db()
+    emu.enable_table("dbo", "items")  # not the signal table
+    database = dbname(pg_db)
+    config, problems = build_sqlserver_config(
+        name="ms", connection={"user": "postgres"},
+        options={"database.names": database, "signal.data.collection": f"{database}.dbo.dbz_signal"}, path="s")
+    assert config is not None, problems
+    session = SqlServerCaptureSession(config, emu.gateway(), None)
+    try:
+        with caplog.at_level("WARNING"):
+            list(session.stream(until_idle=True))
+    finally:
+        session.close()
+    assert f"signal table {database}.dbo.dbz_signal has no capture instance" in caplog.text
+    assert "sys.sp_cdc_enable_table @source_schema = N'dbo', @source_name = N'dbz_signal'" in caplog.text
