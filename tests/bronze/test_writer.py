@@ -300,6 +300,8 @@ def test_records_of_several_lanes_are_dropped_as_replays_per_lane_after_a_crash(
 
 
 def test_a_lane_first_seen_after_a_restart_is_not_cut_by_another_lanes_mark(tmp_path):
+    """Lane b's records at and below lane a's mark, one of them at the very same order key (two
+    databases' transactions of the same commit LSN), are all written."""
     root = str(tmp_path)
     w = BronzeWriter(root, "p")
     w.recover()
@@ -307,8 +309,8 @@ def test_a_lane_first_seen_after_a_restart_is_not_cut_by_another_lanes_mark(tmp_
     w.close()
     w2 = BronzeWriter(root, "p")
     w2.recover()
-    w2.commit([laned("b", 5), laned("a", 100)], [], {"lsn": 2}, snapshot_completed=True)
-    assert _laned_rows(root) == [("a", 100), ("b", 5)]
+    w2.commit([laned("b", 5), laned("b", 100), laned("a", 100)], [], {"lsn": 2}, snapshot_completed=True)
+    assert _laned_rows(root) == [("a", 100), ("b", 5), ("b", 100)]
 
 
 def test_an_interrupted_snapshot_resets_each_lanes_mark(tmp_path):
