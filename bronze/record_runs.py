@@ -35,6 +35,7 @@ RECORD_COLUMNS = pa.schema([
 _MAP = RECORD_COLUMNS.field(COL_HEADERS).type
 _TOPIC, _KEY, _VALUE, _OP, _POSITION, _SCHEMA_ID, _HEADERS, _ORDER_KEY = (
     attrgetter(name) for name in ("topic", "key", "value", "op", "position", "schema_id", "headers", "order_key"))
+_TOPIC_LANE = attrgetter("topic", "lane")
 
 
 @dataclass(frozen=True)
@@ -45,11 +46,13 @@ class RecordRun:
         topic: the records' topic.
         columns: their `RECORD_COLUMNS`, one row per record.
         order_keys: their order keys, increasing.
+        lane: the records' `ChangeRecord.lane` (the order their keys belong to).
     """
 
     topic: str
     columns: pa.Table
     order_keys: list[tuple[int, ...]]
+    lane: str | None = None
 
     def __len__(self) -> int:
         return len(self.order_keys)
@@ -72,16 +75,16 @@ Prepared = ChangeBlock | RecordRun
 
 
 def prepare(items: Sequence[ChangeRecord | ChangeBlock | RecordRun]) -> list[Prepared]:
-    """Convert the records among ``items`` to runs (consecutive records of one topic each);
-    blocks and runs pass through. Order is kept."""
+    """Convert the records among ``items`` to runs (consecutive records of one topic and lane
+    each); blocks and runs pass through. Order is kept."""
     out: list[Prepared] = []
     for prepared, group in itertools.groupby(items, key=lambda item: type(item) is not ChangeRecord):
         if prepared:
             out.extend(group)  # type: ignore[arg-type]
             continue
-        for topic, same_topic in itertools.groupby(group, key=_TOPIC):
+        for (topic, lane), same_topic in itertools.groupby(group, key=_TOPIC_LANE):
             records: list[ChangeRecord] = list(same_topic)  # type: ignore[arg-type]
-            out.append(RecordRun(topic, record_columns(records), list(map(_ORDER_KEY, records))))
+            out.append(RecordRun(topic, record_columns(records), list(map(_ORDER_KEY, records)), lane))
     return out
 
 

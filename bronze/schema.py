@@ -18,7 +18,9 @@ Every data table commit carries, in its Delta commit metadata:
 * an application transaction ``appId=<source>``, ``version=<batch>`` (idempotent retries),
 * ``cdc.source``, ``cdc.writer`` (``cdc-lakehouse <version>``), ``cdc.batch``,
   ``cdc.last_seq`` and ``cdc.order_key`` (JSON list of ints: the source order key of the
-  table's newest record, used to drop replays after a crash).
+  table's newest record, used to drop replays after a crash); a table that gets records of
+  several independent positions (`cdc_sources.spi.ChangeRecord.lane`) also carries
+  ``cdc.lane_order_keys`` (JSON object: per lane, the order key of its newest record).
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ META_SOURCE = "cdc.source"
 META_BATCH = "cdc.batch"
 META_LAST_SEQ = "cdc.last_seq"
 META_ORDER_KEY = "cdc.order_key"
+META_LANE_ORDER_KEYS = "cdc.lane_order_keys"
+"""Per lane (`cdc_sources.spi.ChangeRecord.lane`), the order key of the table's newest record of
+that lane, as a JSON object ``{lane: [ints]}``; absent on tables written without lanes."""
 META_OFFSET = "cdc.offset"
 META_WRITER = "cdc.writer"
 META_CONTROL = "cdc.control"

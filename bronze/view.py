@@ -22,6 +22,7 @@ from bronze.schema import (
     META_BATCH,
     META_COMPLETE_SEQ,
     META_CONTROL,
+    META_LANE_ORDER_KEYS,
     META_LAST_SEQ,
     META_OFFSET,
     META_ORDER_KEY,
@@ -35,7 +36,8 @@ from bronze.schema import (
 from bronze.table_read import read_columns
 from cdc_sources.spi import HISTORY_TOPIC, HistoryEntry
 
-__all__ = ["BronzeView", "CaptureCommit", "StoredOffset", "TableState", "recent_commits", "table_state_of"]
+__all__ = ["BronzeView", "CaptureCommit", "StoredOffset", "TableState", "lane_marks", "recent_commits",
+           "table_state_of"]
 
 _MAINTENANCE = frozenset({"OPTIMIZE", "VACUUM START", "VACUUM END", "SET TBLPROPERTIES"})
 """Operations that leave a table's rows as they are."""
@@ -61,11 +63,29 @@ class StoredOffset:
 
 @dataclass(frozen=True)
 class TableState:
-    """What is known about one bronze table: its newest committed record."""
+    """What is known about one bronze table: its newest committed record.
+
+    Attributes:
+        last_seq: the newest record's ``seq``.
+        order_key: the high-water mark of the records without a lane (`ChangeRecord.lane`).
+        batch: the batch of the newest commit.
+        lanes: per lane, the high-water mark of its records (a table written with lanes).
+    """
 
     last_seq: int = 0
     order_key: tuple[int, ...] = ()
     batch: int = 0
+    lanes: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+
+    def mark(self, lane: str | None) -> tuple[int, ...]:
+        """The high-water mark of ``lane`` (None: of the records without a lane); empty if none."""
+        return self.order_key if lane is None else self.lanes.get(lane, ())
+
+    def with_mark(self, lane: str | None, mark: tuple[int, ...]) -> TableState:
+        """This state with ``lane``'s high-water mark replaced."""
+        if lane is None:
+            return TableState(self.last_seq, mark, self.batch, self.lanes)
+        return TableState(self.last_seq, self.order_key, self.batch, {**self.lanes, lane: mark})
 
 
 @dataclass(frozen=True)
@@ -102,8 +122,14 @@ def table_state_of(table: DeltaTable, source: str) -> TableState:
     for commit in recent_commits(table):
         if commit.get(META_SOURCE) == source and META_LAST_SEQ in commit:
             return TableState(int(commit[META_LAST_SEQ]), tuple(orjson.loads(commit[META_ORDER_KEY])),
-                              int(commit[META_BATCH]))
+                              int(commit[META_BATCH]), lane_marks(commit))
     return TableState()
+
+
+def lane_marks(commit: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
+    """The per-lane high-water marks a data commit's metadata records (none: no lanes)."""
+    text = commit.get(META_LANE_ORDER_KEYS)
+    return {} if text is None else {lane: tuple(key) for lane, key in orjson.loads(text).items()}
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 Protocol for one batch (``BronzeWriter.stage`` any number of times, then ``commit``):
 
 1. staging: for each topic, records whose ``order_key`` is not newer than the table's
-   high-water mark are dropped (they were committed before a crash and are being replayed),
+   high-water mark are dropped (they were committed before a crash and are being replayed;
+   records with a ``lane`` are compared with the newest of their own lane only),
    the rest get consecutive ``seq`` values and are written to the batch's data files of the
    table (`bronze.data_files`), in no table yet;
 2. at the commit, new schema versions are appended to ``_cdc/<source>/schemas`` (so every
@@ -70,6 +71,7 @@ from bronze.schema import (
     COL_VALUE,
     META_BATCH,
     META_COMPLETE_SEQ,
+    META_LANE_ORDER_KEYS,
     META_LAST_SEQ,
     META_OFFSET,
     META_ORDER_KEY,
@@ -84,7 +86,7 @@ from bronze.schema import (
     schemas_path,
     topic_path,
 )
-from bronze.view import BronzeView, StoredOffset, TableState, table_state_of
+from bronze.view import BronzeView, StoredOffset, TableState, lane_marks, table_state_of
 from cdc_sources.spi import HISTORY_TOPIC, ChangeBlock, ChangeRecord, HistoryEntry, SchemaVersion
 
 log = logging.getLogger(__name__)
@@ -283,17 +285,18 @@ class BronzeWriter:
             # high-water mark falls back to before them (a new attempt may reuse their order keys:
             # a MySQL snapshot of an idle server reads at the same binlog position again)
             state = self.table_state(topic)
-            self._tables[topic] = TableState(_max_seq(table), self._order_key_upto(table, completed), state.batch)
+            self._tables[topic] = self._marks_upto(table, completed, TableState(_max_seq(table), (), state.batch))
         self._open_from.clear()  # the snapshot starts the source over: no transaction is open
         return removed
 
-    def _order_key_upto(self, table: DeltaTable, batch: int) -> tuple[int, ...]:
-        """The table's high-water mark as of ``batch``: the order key of its newest commit of this
-        source at or before that batch; empty if none."""
+    def _marks_upto(self, table: DeltaTable, batch: int, state: TableState) -> TableState:
+        """``state`` with the table's high-water marks as of ``batch``: those of its newest commit
+        of this source at or before that batch; empty if none."""
         for commit in table.history():
             if commit.get(META_SOURCE) == self.source and META_ORDER_KEY in commit and int(commit[META_BATCH]) <= batch:
-                return tuple(orjson.loads(commit[META_ORDER_KEY]))
-        return ()
+                return TableState(state.last_seq, tuple(orjson.loads(commit[META_ORDER_KEY])), state.batch,
+                                  lane_marks(commit))
+        return state
 
     def _table(self, topic: str) -> DeltaTable | None:
         """The open Delta table of a topic (kept open: reloading the log costs a lot), or None if
@@ -329,23 +332,23 @@ class BronzeWriter:
         received = sum(len(item) for item in items)
         parts: list[pa.Table] = []
         seq = staged.state.last_seq + 1
-        new_key = staged.state.order_key
+        marks = staged.state
         for item in items:
             staged.received += len(item)
             if isinstance(item, ChangeBlock):
-                block = item.after(new_key)
+                block = item.after(marks.order_key)
                 if block is None:
                     continue
                 parts.append(_block_to_arrow(block, seq, batch, now))
                 seq += len(block)
-                new_key = block.last_order_key
+                marks = marks.with_mark(None, block.last_order_key)
             else:
-                columns = item.after(new_key)
+                columns = item.after(marks.mark(item.lane))
                 if columns is None:
                     continue
                 parts.append(_with_seq(columns, seq, batch, now))
                 seq += columns.num_rows
-                new_key = item.last_order_key
+                marks = marks.with_mark(item.lane, item.last_order_key)
         if not parts:
             return _StageOutcome(None, received, before)
         table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
@@ -353,20 +356,24 @@ class BronzeWriter:
             staged.files.append(OpenDataFile(TableLocation.of(self._path(topic), self.storage_options)))
         staged.files[-1].append(table)
         staged.written += table.num_rows
-        staged.state = TableState(seq - 1, new_key, batch)
+        staged.state = TableState(seq - 1, marks.order_key, batch, marks.lanes)
         return _StageOutcome(before + 1, received - table.num_rows, before)
 
     def _commit_topic(self, topic: str, staged: _StagedTable, batch: int) -> int:
         """Record a table's staged files in one Delta commit with the batch's metadata; returns their bytes."""
         adds = [f.close() for f in staged.files]
+        metadata = {
+            META_SOURCE: self.source,
+            META_WRITER: WRITER_VERSION,
+            META_BATCH: str(batch),
+            META_LAST_SEQ: str(staged.state.last_seq),
+            META_ORDER_KEY: orjson.dumps(list(staged.state.order_key)).decode(),
+        }
+        if staged.state.lanes:
+            metadata[META_LANE_ORDER_KEYS] = orjson.dumps(
+                {lane: list(key) for lane, key in sorted(staged.state.lanes.items())}).decode()
         props = CommitProperties(
-            custom_metadata={
-                META_SOURCE: self.source,
-                META_WRITER: WRITER_VERSION,
-                META_BATCH: str(batch),
-                META_LAST_SEQ: str(staged.state.last_seq),
-                META_ORDER_KEY: orjson.dumps(list(staged.state.order_key)).decode(),
-            },
+            custom_metadata=metadata,
             app_transactions=[Transaction(app_id=self.source, version=batch)],
         )
         target = self._table(topic)

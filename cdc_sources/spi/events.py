@@ -128,6 +128,11 @@ class ChangeRecord:
         schema_id: the `SchemaVersion.schema_id` that decodes ``value``; None if schemaless.
         headers: Debezium headers (``__debezium.newkey`` / ``__debezium.oldkey``, context headers);
             may be shared between records, so never mutate it.
+        lane: None: ``order_key`` orders the record among every record of its topic. A name: the
+            record's topic gets records of several independent positions (a SQL Server source's
+            databases writing to its schema change, transaction and heartbeat topics), and
+            ``order_key`` orders it only among the records of the same lane; bronze keeps a
+            high-water mark per lane for such a topic.
     """
 
     topic: str
@@ -138,6 +143,7 @@ class ChangeRecord:
     order_key: tuple[int, ...]
     schema_id: str | None = None
     headers: Mapping[str, str] | None = None
+    lane: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

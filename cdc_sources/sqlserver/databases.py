@@ -16,17 +16,18 @@ presents them as one `cdc_sources.spi.CaptureSession`:
 
 Topics are the per-database ones of one database (``<topic.prefix>.<database>.<schema>.<table>``,
 ``source.db`` naming the database). The source-wide topics (schema changes ``<topic.prefix>``,
-transaction metadata, heartbeats) get records of every database: their order keys (bronze's
-replay filter) are this run's own, from the start time and a counter, as the databases' LSNs do
-not order them against each other. After a crash between bronze's data and offset commits, the
-records of those topics in the lost commit are written again (the data topics are not).
+transaction metadata, heartbeats) get records of every database, as in Debezium. A record keeps
+the order key its database's session gave it (from that database's LSNs, as with one database)
+and takes the database as its lane (`cdc_sources.spi.ChangeRecord.lane`): two databases' LSNs do
+not order their records against each other, so bronze keeps a high-water mark per database on
+those topics. After a crash between bronze's data and offset commits, each database replays
+from its own stored offset and the records of the lost commit are recognised as replays.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -65,8 +66,6 @@ class MultiDatabaseSession:
         d = str(config.opt("topic.delimiter"))
         self._shared = frozenset({config.name, f"{config.name}{d}{config.opt('topic.transaction')}",
                                   f"{config.opt('topic.heartbeat.prefix')}{d}{config.name}"})
-        self._run = time.time_ns()
-        self._serial = 0
 
     @property
     def offset(self) -> PartitionedOffset:
@@ -90,7 +89,7 @@ class MultiDatabaseSession:
                 if isinstance(item, Checkpoint):
                     self._offset = self._offset.with_offset(db, _own(item.offset), self._order)
                     continue  # one checkpoint once every database is read (see the module doc)
-                yield from self._shared_keys(item)
+                yield from self._lanes(db, item)
         yield Checkpoint(self._offset)
 
     # -- streaming -------------------------------------------------------------------------
@@ -115,16 +114,15 @@ class MultiDatabaseSession:
                 self._offset = self._offset.with_offset(db, _own(item.offset), self._order)
                 yield Checkpoint(self._offset, idle=item.idle and idle)
             else:
-                yield from self._shared_keys(item)
+                yield from self._lanes(db, item)
 
-    def _shared_keys(self, item: StreamItem) -> Iterator[StreamItem]:
-        """``item`` with the order keys of its records on source-wide topics made this run's."""
+    def _lanes(self, db: str, item: StreamItem) -> Iterator[StreamItem]:
+        """``item`` with its records on source-wide topics in ``db``'s lane (see the module doc)."""
         records = item if type(item) is list else [item] if isinstance(item, ChangeRecord) else None
         if records is not None:
             for record in records:
                 if record.topic in self._shared:
-                    self._serial += 1
-                    record.order_key = (self._run, self._serial)
+                    record.lane = db
         yield item
 
     # -- offsets ---------------------------------------------------------------------------

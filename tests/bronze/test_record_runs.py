@@ -35,6 +35,14 @@ def test_records_become_runs_per_topic_in_order_and_blocks_pass_through():
     assert first.columns.column("key").to_pylist() == ['{"id":3}', '{"id":4}']
 
 
+def test_records_of_one_topic_in_other_lanes_become_runs_of_their_own():
+    a1, b1, b2, a2 = (ChangeRecord("tx", None, "{}", None, "{}", (n, 0), None, lane=lane)
+                      for lane, n in (("a", 100), ("b", 5), ("b", 6), ("a", 101)))
+    out = prepare([a1, b1, b2, a2, rec("tx", 1)])
+    assert [(o.topic, o.lane, o.order_keys) for o in out if isinstance(o, RecordRun)] == [
+        ("tx", "a", [(100, 0)]), ("tx", "b", [(5, 0), (6, 0)]), ("tx", "a", [(101, 0)]), ("tx", None, [(100, 1, 0)])]
+
+
 def test_columns_hold_what_the_records_hold():
     records = [rec("t", 1, headers={"__debezium.newkey": '{"id":2}'}), rec("t", 2, op=None, schema_id=None),
                rec("t", 3, schema_id="s2")]

@@ -265,3 +265,67 @@ def test_versions_of_one_commit_are_registered_in_the_order_given(tmp_path):
     w.commit([rec("p.public.t", 1)], versions, {"lsn": 5}, snapshot_completed=True)
     schemas = DeltaTable(schemas_path(root, "p")).to_pyarrow_table().to_pylist()
     assert [s["schema_id"] for s in sorted(schemas, key=lambda s: (s["registered_at"], s["schema_id"]))] == ids
+
+
+def laned(lane: str, lsn: int) -> ChangeRecord:
+    """A record of a topic shared by independent positions (``lane``), at position ``lsn`` of its lane."""
+    return ChangeRecord("p.transaction", None, orjson.dumps({"db": lane, "id": lsn}).decode(), None,
+                        orjson.dumps({"lsn": lsn}).decode(), (lsn, 0), None, lane=lane)
+
+
+def _laned_rows(root: str) -> list[tuple[str, int]]:
+    return [(v["db"], v["id"]) for v in (orjson.loads(str(r["value"])) for r in read(root, "p.transaction"))]
+
+
+def test_records_of_several_lanes_are_dropped_as_replays_per_lane_after_a_crash(tmp_path):
+    """Two lanes interleave on one topic, each with its own positions (lane b's below lane a's).
+    The data of batch 2 commits, its offset does not; after the restart each lane replays from its
+    own stored position, interleaved otherwise: each record is in the table once."""
+    root = str(tmp_path)
+    w = BronzeWriter(root, "p")
+    w.recover()
+    w.commit([laned("a", 100), laned("b", 5)], [], {"lsn": 1}, snapshot_completed=True)
+    w.stage([laned("a", 101), laned("b", 6), laned("a", 102), laned("b", 7)])
+    w._commit_topic("p.transaction", w._pending["p.transaction"], 2)
+    # crash here: batch 2's data committed, its offset not
+    w.close()
+    w2 = BronzeWriter(root, "p")
+    assert w2.recover() is not None
+    result = w2.commit([laned("b", 6), laned("b", 7), laned("b", 8), laned("a", 101), laned("a", 102),
+                        laned("a", 103)], [], {"lsn": 2}, snapshot_completed=True)
+    assert (result.records_written, result.records_skipped) == (2, 4)
+    assert _laned_rows(root) == [("a", 100), ("b", 5), ("a", 101), ("b", 6), ("a", 102), ("b", 7),
+                                 ("b", 8), ("a", 103)]
+    assert [r["seq"] for r in read(root, "p.transaction")] == list(range(1, 9))
+
+
+def test_a_lane_first_seen_after_a_restart_is_not_cut_by_another_lanes_mark(tmp_path):
+    """Lane b's records at and below lane a's mark, one of them at the very same order key (two
+    databases' transactions of the same commit LSN), are all written."""
+    root = str(tmp_path)
+    w = BronzeWriter(root, "p")
+    w.recover()
+    w.commit([laned("a", 100)], [], {"lsn": 1}, snapshot_completed=True)
+    w.close()
+    w2 = BronzeWriter(root, "p")
+    w2.recover()
+    w2.commit([laned("b", 5), laned("b", 100), laned("a", 100)], [], {"lsn": 2}, snapshot_completed=True)
+    assert _laned_rows(root) == [("a", 100), ("b", 5), ("b", 100)]
+
+
+def test_an_interrupted_snapshot_resets_each_lanes_mark(tmp_path):
+    """The snapshot's rows are deleted, and the marks of every lane fall back to the last
+    completed batch: a new attempt at the same positions is written again, and what that batch
+    holds is still dropped as a replay."""
+    root = str(tmp_path)
+    w = BronzeWriter(root, "p")
+    w.recover()
+    w.commit([laned("a", 100), laned("b", 5)], [], {"lsn": 1}, snapshot_completed=True)
+    w.commit([laned("a", 101), laned("b", 6)], [], {"lsn": 2}, snapshot_completed=False)
+    w.close()
+    w2 = BronzeWriter(root, "p")
+    w2.recover()
+    assert w2.discard_incomplete_snapshot() == 2
+    w2.commit([laned("a", 100), laned("a", 101)], [], {"lsn": 3}, snapshot_completed=False)
+    w2.commit([laned("b", 5), laned("b", 6)], [], {"lsn": 4}, snapshot_completed=True)
+    assert _laned_rows(root) == [("a", 100), ("b", 5), ("a", 101), ("b", 6)]

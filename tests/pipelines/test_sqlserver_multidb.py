@@ -8,11 +8,13 @@ the expected events follow SQL Server's operation codes (2 -> c, 1 -> d, 3+4 -> 
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import signal
 import subprocess
 import sys
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,14 +23,16 @@ import orjson
 import psycopg
 import pytest
 
+from pipelines.capture import run_capture
 from pipelines.config import parse_pipeline
 from pipelines.engine import EngineSpec
 from pipelines.local_postgres import LocalPostgres
 from pipelines.silver_runner import run_silver
 from tests.support.bronze_rows import duplicates, event_diff, read_offsets, read_topic, seq_problems, snapshot_completed
-from tests.support.capture_process import wait_until
+from tests.support.capture_process import TracePlan, wait_until
 from tests.support.engines import SAIL_ONLY
 from tests.support.sqlserver_emulator import SqlServerEmulator
+from tests.support.sqlserver_emulator.capture import emulated, traced_emulated_capture
 from tests.support.sqlserver_emulator.databases import dbname as _dbname
 from tests.support.sqlserver_emulator.databases import more_databases
 from tests.support.sqlserver_emulator.pipeline import SOURCE, sqlserver_pipeline_text
@@ -170,3 +174,109 @@ def test_a_listed_database_without_cdc_is_a_clear_error(
     assert f"database {plain} (in database.names) is not enabled for change data capture" in done.stderr
     assert "Traceback" not in done.stderr
     assert read_topic(root, f"{SOURCE}.{_dbname(a.dsn)}.dbo.customers") == []
+
+
+def _lsn_text(raw: bytes) -> str:
+    h = raw.hex()
+    return ":".join((h[:8], h[8:16], h[16:]))
+
+
+def _expected_transactions(dsn: str, db: str, after_lsn: str) -> Counter[tuple[str, str, tuple[str, ...]]]:
+    """Per streamed transaction of the database (commit LSN above ``after_lsn``): its BEGIN and
+    END record identities ``(status, id, data collections)``, read from the change tables."""
+    after = bytes.fromhex(after_lsn.replace(":", ""))
+    out: Counter[tuple[str, str, tuple[str, ...]]] = Counter()
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute('SELECT DISTINCT "__$start_lsn" FROM cdc."dbo_customers_CT" WHERE "__$start_lsn" > %s',
+                            (after,)).fetchall()
+    for (lsn,) in rows:
+        out[("BEGIN", _lsn_text(lsn), ())] += 1
+        out[("END", _lsn_text(lsn), (f"{db}.dbo.customers",))] += 1
+    return out
+
+
+def _transaction_identity(row: dict[str, Any]) -> tuple[str, str, tuple[str, ...]]:
+    value = orjson.loads(row["value"])
+    return value["status"], value["id"], tuple(sorted(c["data_collection"] for c in value["data_collections"] or ()))
+
+
+@SAIL_ONLY
+def test_shared_topic_records_are_in_bronze_once_after_a_crash_between_data_and_offset_commits(
+        databases: tuple[SqlServerEmulator, SqlServerEmulator, str], tmp_path: Path, spark: Any) -> None:
+    """Schema changes, transaction metadata and heartbeats of both databases go to the same topics.
+    A capture SIGKILLed after every data commit of its batch and before that batch's offset
+    commit replays the batch on restart: bronze keeps each record of those topics once, and
+    every table's events once."""
+    a, b, _ = databases
+    names = (_dbname(a.dsn), _dbname(b.dsn))
+    topics = tuple(f"{SOURCE}.{db}.dbo.customers" for db in names)
+    root = str(tmp_path / "lake")
+    text = sqlserver_pipeline_text(root, a.dsn, capture={"commit_interval_ms": 600000},
+                                   silver=[{"table": "customers_a", "source": topics[0]},
+                                           {"table": "customers_b", "source": topics[1]}],
+                                   **{"database.names": ",".join(names), "provide.transaction.metadata": "true",
+                                      "heartbeat.interval.ms": "1"})
+    agents = [a.agent(), b.agent()]
+    for emu, tag in ((a, "a"), (b, "b")):
+        _write(emu.dsn, 1, 5, tag)
+    for agent in agents:
+        agent.sync()
+    with emulated():
+        run_capture(parse_pipeline(text, env={}), until_idle=True)  # the snapshot, then idle
+    committed = read_offsets(root, SOURCE)
+    snapshot_lsns = [orjson.loads(read_topic(root, t)[0]["value"])["source"]["commit_lsn"] for t in topics]
+
+    for emu, tag in ((a, "a"), (b, "b")):  # transactions, and a schema change (a second capture instance)
+        _write(emu.dsn, 100, 6, tag)
+        emu.execute("ALTER TABLE dbo.customers ADD COLUMN email varchar(60)")
+        emu.enable_table("dbo", "customers", "dbo_customers_v2")
+        _write(emu.dsn, 200, 4, tag)
+    for agent in agents:
+        agent.sync()
+
+    plan = TracePlan(str(tmp_path / "trace"), ack="cdc_sources.sqlserver.databases:MultiDatabaseSession.acknowledge",
+                     stream="cdc_sources.sqlserver.databases:MultiDatabaseSession.stream", before_offsets=1)
+    child = multiprocessing.get_context("forkserver").Process(target=traced_emulated_capture, args=(text, plan))
+    child.start()
+    child.join(120)
+    assert child.exitcode == -9, f"the child capture was not killed before its offset commit: {child.exitcode}"
+    assert read_offsets(root, SOURCE) == committed  # its batch's offset was not committed ...
+    killed_batch = committed[-1]["batch"] + 1
+    shared = (SOURCE, f"{SOURCE}.transaction", f"__debezium-heartbeat.{SOURCE}")
+    for topic in (*shared, *topics):  # ... every data commit was
+        assert any(r["batch"] == killed_batch for r in read_topic(root, topic)), topic
+
+    with emulated():
+        run_capture(parse_pipeline(text, env={}), until_idle=True)
+
+    transactions = read_topic(root, f"{SOURCE}.transaction")
+    expected = sum((_expected_transactions(emu.dsn, db, lsn) for emu, db, lsn in zip((a, b), names, snapshot_lsns,
+                                                                                      strict=True)), Counter())
+    assert Counter(map(_transaction_identity, transactions)) == expected
+    pairs = [(_transaction_identity(begin), _transaction_identity(end))
+             for begin, end in zip(transactions[::2], transactions[1::2], strict=True)]
+    assert [(begin[0], end[0]) for begin, end in pairs] == [("BEGIN", "END")] * len(pairs)
+    assert [begin[1] for begin, _ in pairs] == [end[1] for _, end in pairs]  # each BEGIN, then its own END
+    schema_changes = [orjson.loads(r["value"]) for r in read_topic(root, SOURCE)]
+    identities = [(v["databaseName"], v["tableChanges"][0]["type"], v["source"]["commit_lsn"],
+                   v["source"]["change_lsn"]) for v in schema_changes]
+    assert duplicates("schema changes", identities) == []
+    assert Counter((db, kind) for db, kind, _, _ in identities) == Counter(
+        {(db, kind): 1 for db in names for kind in ("CREATE", "ALTER")})
+    heartbeats = read_topic(root, f"__debezium-heartbeat.{SOURCE}")
+    assert duplicates("heartbeats", [(r["position"], r["value"]) for r in heartbeats]) == []
+    for topic in (*shared, *topics):
+        assert seq_problems(read_topic(root, topic)) == [], topic
+
+    for emu, topic, lsn in zip((a, b), topics, snapshot_lsns, strict=True):
+        rows = read_topic(root, topic)
+        actual = [(r["op"], orjson.loads(r["key"])["id"]) for r in rows if r["op"] in ("c", "u", "d")]
+        assert event_diff(actual, _expected_stream(emu.dsn, lsn)) == []
+    config = parse_pipeline(text, env={})
+    result = run_silver(root=root, engine=EngineSpec(), tables=config.silver, options=config.silver_options,
+                        sources={SOURCE: SOURCE}, once=True, spark=spark)
+    assert result.ok, [t.error for t in result.errors]
+    for table, emu in (("customers_a", a), ("customers_b", b)):
+        silver = [tuple(r) for r in spark.read.format("delta").load(f"{root}/silver/{table}")
+                  .select(*COLUMNS).orderBy("id").collect()]
+        assert silver == customer_rows(emu.dsn, COLUMNS)

@@ -173,6 +173,8 @@ class TracePlan:
         after_write: SIGKILL right after the Nth Delta commit of ``bronze.writer`` returns.
         after_stage: SIGKILL right after the Nth staged row group is written.
         after_ack: SIGKILL right after the Nth ``ack`` call returns.
+        before_offsets: SIGKILL right before the Nth commit to the offsets table (every data
+            commit of that batch made, its offset not; this point writes no trace line).
         before_stream: run (in the child) just before streaming starts, e.g. a workload; must be
             picklable (a module-level function or a ``functools.partial`` of one).
     """
@@ -183,6 +185,7 @@ class TracePlan:
     after_write: int = 0
     after_stage: int = 0
     after_ack: int = 0
+    before_offsets: int = 0
     before_stream: Callable[[], None] | None = None
 
 
@@ -218,6 +221,7 @@ def traced_capture(pipeline_text: str, plan: TracePlan) -> None:
 
     fd = os.open(plan.trace, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     counts = {"write": 0, "stage": 0, "ack": 0}
+    offsets_commits = 0
 
     def note(kind: str, text: str = "", kill_at: int = 0) -> None:
         counts[kind] = counts.get(kind, 0) + 1
@@ -238,6 +242,11 @@ def traced_capture(pipeline_text: str, plan: TracePlan) -> None:
         return path.rstrip("/").rsplit("/bronze/", maxsplit=1)[-1]
 
     def write(target: Any, *args: Any, **kwargs: Any) -> None:
+        nonlocal offsets_commits
+        if plan.before_offsets and table_name(target).endswith("/offsets"):
+            offsets_commits += 1
+            if offsets_commits == plan.before_offsets:
+                os.kill(os.getpid(), signal.SIGKILL)
         real_write(target, *args, **kwargs)
         note("write", table_name(target), plan.after_write)
 

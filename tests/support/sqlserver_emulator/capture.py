@@ -19,9 +19,10 @@ from typing import Any
 from cdc_sources.sqlserver.config import SqlServerConnectionSettings
 from cdc_sources.sqlserver.gateway import Gateway
 from pipelines import registry
+from tests.support.capture_process import TracePlan, traced_capture
 from tests.support.sqlserver_emulator import SqlServerEmulator
 
-__all__ = ["emulated", "emulator_gateway"]
+__all__ = ["emulated", "emulator_gateway", "traced_emulated_capture"]
 
 
 def emulator_gateway(settings: SqlServerConnectionSettings) -> Gateway:
@@ -44,6 +45,13 @@ def emulated() -> Iterator[None]:
         yield
     finally:
         registry.CONNECTORS["sqlserver"] = original
+
+
+def traced_emulated_capture(pipeline_text: str, plan: TracePlan) -> None:
+    """Child-process entry: `tests.support.capture_process.traced_capture` (its kill points) on
+    the emulator."""
+    with emulated():
+        traced_capture(pipeline_text, plan)
 
 
 def main(argv: list[str]) -> int:
