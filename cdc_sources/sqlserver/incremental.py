@@ -28,7 +28,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
 from datetime import time as clock
-from decimal import Decimal
 from typing import Any, Protocol
 
 import orjson
@@ -93,9 +92,7 @@ def key_text(value: Any) -> str | None:
         return value.isoformat(sep=" ")
     if isinstance(value, date | clock):
         return value.isoformat()
-    if isinstance(value, int | Decimal):
-        return str(value)
-    return str(value)
+    return str(value)  # int, Decimal, float, UUID: their T-SQL literal text
 
 
 class SqlServerChunkSource:
