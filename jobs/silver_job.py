@@ -12,9 +12,9 @@ Spark it was given: under ``spark-submit`` the session is built from spark-submi
 of its own; on Databricks the active session is used as is. On serverless compute (a Spark
 Connect session given by the platform) pass ``--engine connect`` without ``--url``: the job
 uses that session (`pipelines.engine.platform_connect_session`). The file's ``engine:`` is used
-otherwise. Exit code 0 when every table applied, 1 when one failed, 2 (with the message, no
-traceback) when the pipeline file is invalid. Source passwords are not needed: the job never
-connects to a source.
+otherwise. Exit code 0 when every table applied, 1 when one failed or the engine did not start,
+2 when the pipeline file is invalid (errors: the message, no traceback). Source passwords are not
+needed: the job never connects to a source.
 
 SIGTERM and SIGINT stop the job as they stop ``cdc-lakehouse silver`` (`pipelines.shutdown`): the
 table in flight finishes and the rest of the pass is left for the next run (``--stream``: each
@@ -33,13 +33,14 @@ from collections.abc import Sequence
 from pyspark.sql import SparkSession
 
 import pipelines
+from cdc_sources.spi import CdcError
 from pipelines.engine import EngineSpec, classic_conf, platform_connect_session
 from pipelines.shutdown import stop_on_signals
 from pipelines.silver_runner import run_silver
 from pipelines.silver_stream import TRIGGER_CHOICES, Trigger, run_streams, stream_refusal, stream_trigger
 from pipelines.validation import ConfigError, load_validated
 
-EXIT_CONFIG, EXIT_INTERRUPTED = 2, 130
+EXIT_FAILURE, EXIT_CONFIG, EXIT_INTERRUPTED = 1, 2, 130
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -81,6 +82,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         return _run(args)
+    except ConfigError as exc:  # found once running, e.g. a table whose topic matches no source
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    except CdcError as exc:  # e.g. the engine did not start or cannot be reached (`pipelines.engine_start`)
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
     except KeyboardInterrupt:  # a second SIGTERM/SIGINT (`pipelines.shutdown`), or Ctrl-C before the handlers
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
