@@ -33,8 +33,8 @@ from collections.abc import Sequence
 from pyspark.sql import SparkSession
 
 import pipelines
-from cdc_sources.spi import CdcError
 from pipelines.engine import EngineSpec, classic_conf, platform_connect_session
+from pipelines.engine_start import EngineError
 from pipelines.shutdown import stop_on_signals
 from pipelines.silver_runner import run_silver
 from pipelines.silver_stream import TRIGGER_CHOICES, Trigger, run_streams, stream_refusal, stream_trigger
@@ -85,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:  # found once running, e.g. a table whose topic matches no source
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_CONFIG
-    except CdcError as exc:  # e.g. the engine did not start or cannot be reached (`pipelines.engine_start`)
+    except EngineError as exc:  # the engine did not start or cannot be reached (`pipelines.engine_start`)
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAILURE
     except KeyboardInterrupt:  # a second SIGTERM/SIGINT (`pipelines.shutdown`), or Ctrl-C before the handlers

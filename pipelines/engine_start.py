@@ -28,8 +28,8 @@ from pyspark.sql import SparkSession
 
 from cdc_sources.spi import EngineError
 
-__all__ = ["CONNECT_TIMEOUT_S", "PROBE_RETRIES", "checked_session", "display_url", "embedded_sail_error",
-           "endpoint"]
+__all__ = ["CONNECT_TIMEOUT_S", "PROBE_RETRIES", "EngineError", "checked_session", "display_url",
+           "embedded_sail_error", "endpoint"]
 
 log = logging.getLogger(__name__)
 
