@@ -12,9 +12,15 @@ Spark it was given: under ``spark-submit`` the session is built from spark-submi
 of its own; on Databricks the active session is used as is. On serverless compute (a Spark
 Connect session given by the platform) pass ``--engine connect`` without ``--url``: the job
 uses that session (`pipelines.engine.platform_connect_session`). The file's ``engine:`` is used
-otherwise. Exit code 0 when every table applied, 1 when one failed, 2 (with the message, no
-traceback) when the pipeline file is invalid. Source passwords are not needed: the job never
-connects to a source.
+otherwise. Exit code 0 when every table applied, 1 when one failed or the engine did not start,
+2 when the pipeline file is invalid (errors: the message, no traceback). Source passwords are not
+needed: the job never connects to a source.
+
+SIGTERM and SIGINT stop the job as they stop ``cdc-lakehouse silver`` (`pipelines.shutdown`): the
+table in flight finishes and the rest of the pass is left for the next run (``--stream``: each
+query finishes its micro-batch in flight), then exit 0; a second signal aborts (exit 130). The
+handlers act in the job's Python process: under ``spark-submit`` the JVM that launched it has its
+own shutdown hooks (they stop the SparkContext), so the signal must reach the Python process.
 """
 
 from __future__ import annotations
@@ -28,11 +34,13 @@ from pyspark.sql import SparkSession
 
 import pipelines
 from pipelines.engine import EngineSpec, classic_conf, platform_connect_session
+from pipelines.engine_start import EngineError
+from pipelines.shutdown import stop_on_signals
 from pipelines.silver_runner import run_silver
 from pipelines.silver_stream import TRIGGER_CHOICES, Trigger, run_streams, stream_refusal, stream_trigger
 from pipelines.validation import ConfigError, load_validated
 
-EXIT_CONFIG = 2
+EXIT_FAILURE, EXIT_CONFIG, EXIT_INTERRUPTED = 1, 2, 130
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -64,9 +72,28 @@ def submitted_session(engine: EngineSpec) -> SparkSession | None:
     return builder.getOrCreate()
 
 
+def _say(line: str) -> None:
+    print(line, flush=True)  # as it happens, also when stdout is a file or a pipe (a scheduler's log)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the silver tables of a pipeline file; 0 if every table applied, 2 if the file is invalid."""
+    """Run the silver tables of a pipeline file; 0 if every table applied (or a first signal stopped the
+    job), 2 if the file is invalid, 130 if a second signal aborted it."""
     args = parse_args(argv)
+    try:
+        return _run(args)
+    except ConfigError as exc:  # found once running, e.g. a table whose topic matches no source
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    except EngineError as exc:  # the engine did not start or cannot be reached (`pipelines.engine_start`)
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    except KeyboardInterrupt:  # a second SIGTERM/SIGINT (`pipelines.shutdown`), or Ctrl-C before the handlers
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _run(args: argparse.Namespace) -> int:
     print(f"silver_job: cdc-lakehouse from {os.path.dirname(os.path.dirname(pipelines.__file__))}", flush=True)
     try:
         cfg = load_validated(args.config, secrets=False, connectors=False).config
@@ -98,15 +125,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"error: {refusal}", file=sys.stderr)
             return EXIT_CONFIG
     spark = platform or submitted_session(engine)  # borrowed by the drivers' session factory, not stopped by them
-    if args.stream:
-        interval = cfg.silver_options.interval_seconds if args.interval is None else args.interval
-        streamed = run_streams(root=cfg.lakehouse.root, engine=engine, tables=cfg.silver, options=cfg.silver_options,
-                               sources=sources, trigger=trigger, interval_seconds=interval,
-                               checkpoint_root=args.checkpoints, progress=print, spark=spark)
-        return 0 if streamed.ok else 1
-    result = run_silver(root=cfg.lakehouse.root, engine=engine, tables=cfg.silver, options=cfg.silver_options,
-                        sources=sources, once=args.once, progress=print,
-                        storage_options=cfg.lakehouse.storage_options or None, spark=spark)
+    with stop_on_signals() as stop:  # SIGTERM/Ctrl-C: the table or micro-batch in flight ends, then the job
+        if args.stream:
+            interval = cfg.silver_options.interval_seconds if args.interval is None else args.interval
+            streamed = run_streams(root=cfg.lakehouse.root, engine=engine, tables=cfg.silver,
+                                   options=cfg.silver_options, sources=sources, trigger=trigger,
+                                   interval_seconds=interval, checkpoint_root=args.checkpoints, progress=_say,
+                                   stop=stop, spark=spark)
+            return 0 if streamed.ok else 1
+        result = run_silver(root=cfg.lakehouse.root, engine=engine, tables=cfg.silver, options=cfg.silver_options,
+                            sources=sources, once=args.once, progress=_say,
+                            storage_options=cfg.lakehouse.storage_options or None, stop=stop, spark=spark)
     return 0 if result.ok else 1
 
 

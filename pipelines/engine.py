@@ -35,6 +35,7 @@ from pyspark.sql import SparkSession
 
 from cdc_sources.spi import EngineError, MissingDependencyError
 from pipelines.engine_spec import EngineSpec
+from pipelines.engine_start import checked_session, embedded_sail_error
 from pipelines.sail_memory import configure_sail_allocator
 from pipelines.sail_process import SailChild, start_sail_child
 from pipelines.spark_jars import DELTA_SPARK_PACKAGE, DELTA_SQL_CONF, local_jars
@@ -71,15 +72,20 @@ def create_session(spec: EngineSpec, *, looping: bool = False) -> SparkSession:
 
     Raises:
         MissingDependencyError: ``pysail`` is missing for ``sail``.
-        EngineError: a classic session or the Sail server process did not start (a run-time failure, exit 1).
+        EngineError: a classic session or the Sail server (in this process or a child) did not start, or
+            the ``connect`` URL's server cannot be reached (`pipelines.engine_start`): a run-time failure, exit 1.
     """
     if spec.sail_in_child(looping=looping):
         return _sail_child_session(spec)
     if spec.kind == "sail":
         return _sail_session(spec)
     if spec.kind == "connect":
-        assert spec.url is not None
-        spark = _apply_conf(SparkSession.Builder().remote(spec.url).create(), spec.conf)
+        url = spec.url
+        assert url is not None
+        spark = _apply_conf(checked_session(
+            lambda: SparkSession.Builder().remote(url).create(), url, "engine 'connect'",
+            "check engine.url (host, port, use_ssl), that the Spark Connect server runs and that this host may "
+            "reach it"), spec.conf)
         _OWNED[id(spark)] = _Owned(connect=True)
         return spark
     return _classic_session(spec)
@@ -150,12 +156,17 @@ def _sail_session(spec: EngineSpec) -> SparkSession:
         from pysail.spark import SparkConnectServer
     except ImportError as exc:
         raise MissingDependencyError("pysail", "sail") from exc
-    server = SparkConnectServer("127.0.0.1", 0)
-    server.start(background=True)
-    host, port = server.listening_address
+    try:
+        server = SparkConnectServer("127.0.0.1", 0)
+        server.start(background=True)
+        host, port = server.listening_address
+    except Exception as exc:  # e.g. a SAIL_* environment variable it cannot read
+        raise embedded_sail_error(exc) from None
+    url = f"sc://{host}:{port}"
     try:
         # create(): a new session even if another Connect session exists
-        spark = _connect_builder(f"sc://{host}:{port}", spec).create()
+        spark = checked_session(lambda: _connect_builder(url, spec).create(), url, "engine 'sail'",
+                                "the Sail server started in this process does not answer; run again with -v")
     except Exception:
         server.stop()
         raise
@@ -167,7 +178,9 @@ def _sail_session(spec: EngineSpec) -> SparkSession:
 def _sail_child_session(spec: EngineSpec) -> SparkSession:
     child = start_sail_child(spec.server_port)
     try:
-        spark = _connect_builder(child.url, spec).create()
+        spark = checked_session(lambda: _connect_builder(child.url, spec).create(), child.url, "engine 'sail'",
+                                f"the Sail server process (pid {child.process.pid}) does not answer; run again "
+                                f"with -v")
     except Exception:
         child.stop()
         raise

@@ -12,7 +12,8 @@ also by ``table``. ``LastEvent`` and ``SourceEventPosition`` are text in Debeziu
 are info-style gauges (value 1) whose labels carry the text, as are an incremental snapshot's
 ``ChunkId``, ``ChunkFrom``, ``ChunkTo``, ``TableFrom`` and ``TableTo``. As in Debezium, an
 incremental snapshot (`cdc_sources.spi.snapshot_progress`) reports under ``context="snapshot"``
-too: ``SnapshotRunning``, ``SnapshotPaused``, ``SnapshotCompleted``, ``SnapshotAborted``,
+too: ``SnapshotRunning``, ``SnapshotPaused``, ``SnapshotPausedDurationInSeconds``,
+``SnapshotCompleted``, ``SnapshotAborted``,
 ``RowsScanned`` and the table counts then follow it, while streaming goes on; so do they for a
 blocking snapshot. Numbers Debezium does not have
 (bronze commits, bytes, commit time) are ``cdc_lakehouse_*``, as are the counters of the Sail
@@ -194,13 +195,16 @@ class SourceMetrics:
     def view(self) -> MetricsView:
         """A consistent copy of the numbers."""
         with self._lock:
+            now = time.monotonic()
             snapshot_seconds = self.snapshot_seconds
             if self.snapshot_running and self.snapshot_started is not None:
-                snapshot_seconds = time.monotonic() - self.snapshot_started
+                snapshot_seconds = now - self.snapshot_started
+            paused_seconds = self.incremental.paused_duration(now) if self.incremental is not None else 0.0
             return MetricsView(
                 self.source, self.plugin, self.state, self.connected, self.total_table_count,
                 self.remaining_table_count, dict(self.rows_scanned), self.snapshot_running, self.snapshot_completed,
-                self.snapshot_paused, self.snapshot_aborted, self.incremental, snapshot_seconds, self.snapshot_events,
+                self.snapshot_paused, self.snapshot_aborted, self.incremental, snapshot_seconds, paused_seconds,
+                self.snapshot_events,
                 self.streaming_events, dict(self.streaming_ops),
                 self.transactions_committed,
                 self.last_event_topic, self.last_event_position, self.last_event_at, self.behind_ms, self.commits,
@@ -226,6 +230,8 @@ class MetricsView:
     incremental: IncrementalProgress | None
     """The last incremental snapshot's progress (None: none since the process started)."""
     snapshot_seconds: float
+    snapshot_paused_seconds: float
+    """Seconds the last incremental snapshot has been paused, over all its pauses (in this process)."""
     snapshot_events: int
     streaming_events: int
     streaming_ops: Mapping[str, int]
@@ -271,7 +277,8 @@ class CaptureMetrics:
 
 
 SNAPSHOT_METRICS = ("TotalTableCount", "RemainingTableCount", "RowsScanned", "SnapshotRunning", "SnapshotPaused",
-                    "SnapshotCompleted", "SnapshotAborted", "SnapshotDurationInSeconds", "TotalNumberOfEventsSeen",
+                    "SnapshotCompleted", "SnapshotAborted", "SnapshotDurationInSeconds",
+                    "SnapshotPausedDurationInSeconds", "TotalNumberOfEventsSeen",
                     "ChunkId", "ChunkFrom", "ChunkTo", "TableFrom", "TableTo")
 STREAMING_METRICS = ("MilliSecondsBehindSource", "TotalNumberOfEventsSeen", "TotalNumberOfCreateEventsSeen",
                      "TotalNumberOfUpdateEventsSeen", "TotalNumberOfDeleteEventsSeen", "LastEvent",

@@ -10,7 +10,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -21,6 +21,27 @@ from prometheus_client.registry import Collector
 from pipelines.metrics import OWN_PREFIX, PREFIX, CaptureMetrics, CaptureState, MetricsView, health
 
 log = logging.getLogger(__name__)
+
+
+Gauge = Callable[..., None]
+"""Adds one gauge sample: ``(name, context, view, value, help, extra labels)``."""
+
+
+def _chunk_gauges(gauge: Gauge, v: MetricsView) -> None:
+    """The incremental snapshot's current chunk and table key ranges (info-style, in the labels)."""
+    i, s = v.incremental, "snapshot"
+    if i is None or not i.chunk_id:
+        return
+    gauge("ChunkId", s, v, 1.0, "The incremental snapshot's current chunk (in the labels)",
+          {"table": i.table, "chunk": i.chunk_id})
+    gauge("ChunkFrom", s, v, 1.0, "The current chunk's lower key bound, exclusive (in the labels)",
+          {"table": i.table, "key": i.chunk_from})
+    gauge("ChunkTo", s, v, 1.0, "The current chunk's upper key bound (in the labels)",
+          {"table": i.table, "key": i.chunk_to})
+    gauge("TableFrom", s, v, 1.0, "The current table's lower key bound, exclusive (in the labels)",
+          {"table": i.table, "key": i.table_from})
+    gauge("TableTo", s, v, 1.0, "The current table's largest key at its start (in the labels)",
+          {"table": i.table, "key": i.table_to})
 
 
 class _Collector(Collector):
@@ -54,19 +75,10 @@ class _Collector(Collector):
             gauge("SnapshotPaused", s, v, float(v.snapshot_paused), "1 while an incremental snapshot is paused")
             gauge("SnapshotCompleted", s, v, float(v.snapshot_completed), "1 once the snapshot has completed")
             gauge("SnapshotAborted", s, v, float(v.snapshot_aborted), "1 once an incremental snapshot was stopped")
-            i = v.incremental
-            if i is not None and i.chunk_id:
-                gauge("ChunkId", s, v, 1.0, "The incremental snapshot's current chunk (in the labels)",
-                      {"table": i.table, "chunk": i.chunk_id})
-                gauge("ChunkFrom", s, v, 1.0, "The current chunk's lower key bound, exclusive (in the labels)",
-                      {"table": i.table, "key": i.chunk_from})
-                gauge("ChunkTo", s, v, 1.0, "The current chunk's upper key bound (in the labels)",
-                      {"table": i.table, "key": i.chunk_to})
-                gauge("TableFrom", s, v, 1.0, "The current table's lower key bound, exclusive (in the labels)",
-                      {"table": i.table, "key": i.table_from})
-                gauge("TableTo", s, v, 1.0, "The current table's largest key at its start (in the labels)",
-                      {"table": i.table, "key": i.table_to})
+            _chunk_gauges(gauge, v)
             gauge("SnapshotDurationInSeconds", s, v, v.snapshot_seconds, "Seconds the snapshot has taken so far")
+            gauge("SnapshotPausedDurationInSeconds", s, v, v.snapshot_paused_seconds,
+                  "Seconds the incremental snapshot has been paused (pause-snapshot), over all its pauses")
             gauge("TotalNumberOfEventsSeen", s, v, v.snapshot_events, "Change events read")
             t = "streaming"
             gauge("TotalNumberOfEventsSeen", t, v, v.streaming_events, "Change events read")

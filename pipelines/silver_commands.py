@@ -70,12 +70,14 @@ def stream_silver(config: PipelineConfig, *, trigger: str | None, once: bool, in
 
 
 def silver_summary(result: SilverRunResult) -> list[str]:
-    """One line per table, of its last pass; a failed table's line is its error."""
+    """One line per table, of its last pass; a failed table's line is its error; a table a stop
+    request left out of the pass says so."""
     last = {t.table: t for t in result.tables}
     return [f"silver {t.table} FAILED: {t.error}" if t.status == "failed" else
             f"silver {t.table}: {t.status}, {t.events} events read, {t.upserts} upserts, {t.deletes} deletes"
             + (f", {t.quarantined} quarantined" if t.quarantined else "")
-            + "".join(f"; {note}" for note in t.expectations_failed) for t in last.values()]
+            + "".join(f"; {note}" for note in t.expectations_failed) for t in last.values()] + \
+        [f"silver {table}: not applied (stop requested), left for the next run" for table in result.left]
 
 
 def run_continuously(config: PipelineConfig, *, progress: Progress | None = None,

@@ -7,6 +7,12 @@ missing schema, engine error) is reported and left untouched; the others carry o
 ``once`` the runner returns after one pass; otherwise it repeats every
 ``silver_options.interval_seconds`` until stopped (``stop`` event or Ctrl-C).
 
+A stop request (``stop``, set by SIGTERM through `pipelines.shutdown`) is checked between two
+tables: the table being applied finishes (its commit and progress are atomic as ever), the rest of
+the pass is skipped and named in one log line; the next run applies them, its progress being read
+from the Delta tables. A pass over many tables thus ends within one table's time, inside the grace
+period of a service manager.
+
 A looping run on Sail runs the server in a child process (`pipelines.sail_process`) and restarts
 it between two passes when its resident memory exceeds ``engine.server_memory_mb``: progress is
 read from the Delta tables at every pass, so a restart neither loses nor repeats an increment. A
@@ -102,6 +108,7 @@ class SilverRunResult:
         kept: how many table results to keep (None: all).
         failures: failed table results, counted over every pass (kept or not).
         server_restarts: times the Sail server process was restarted over its memory budget.
+        left: the tables a stop request left out of the last pass (for the next run), in pass order.
     """
 
     passes: int = 0
@@ -109,10 +116,13 @@ class SilverRunResult:
     kept: int | None = None
     failures: int = 0
     server_restarts: int = 0
+    left: tuple[str, ...] = ()
 
-    def add(self, results: Sequence[TableRunResult]) -> None:
-        """Record one pass's results, dropping the oldest beyond ``kept``."""
+    def add(self, results: Sequence[TableRunResult], left: Sequence[str] = ()) -> None:
+        """Record one pass's results (and the tables it ``left`` to the next run), dropping the oldest
+        beyond ``kept``."""
         self.passes += 1
+        self.left = tuple(left)
         self.tables += results
         self.failures += sum(1 for t in results if t.status == "failed")
         if self.kept is not None and len(self.tables) > self.kept:
@@ -163,7 +173,8 @@ def run_silver(*, root: str, engine: EngineSpec, tables: Sequence[SilverTable], 
         once: one pass, then return.
         progress: receives one line per table and pass.
         storage_options: object-store options for delta-rs metadata reads.
-        stop: set it to end a run after the current pass (set before the first pass: no pass). A
+        stop: set it to end a run after the table being applied: the rest of the pass is left for the
+            next run (`SilverRunResult.left`; set before the first pass: no pass). A
             KeyboardInterrupt (Ctrl-C; with ``stop``, `pipelines.shutdown`'s abort on a second signal)
             stops the engine and returns the passes run; with ``stop`` it propagates instead, the
             engine abandoned (`pipelines.engine.abort_session`: the process ends next).
@@ -185,7 +196,7 @@ def run_silver(*, root: str, engine: EngineSpec, tables: Sequence[SilverTable], 
     try:
         runner = _Runner(session, root, options, storage, say)
         while stop is None or not stop.is_set():  # a stop asked for while the engine started: no pass
-            result.add(runner.run_pass(tables, owners))
+            result.add(*runner.run_pass(tables, owners, stop))
             if once or (stop is not None and stop.is_set()):
                 break
             if spark is None and _over_budget(session, engine, say):  # between passes, never in one
@@ -231,12 +242,19 @@ class _Runner:
         self.quarantine = options.quarantine.location or f"{self.root}/silver/_quarantine"
         self.store = ProgressStore(spark, self.state, storage)
 
-    def run_pass(self, tables: Sequence[SilverTable], owners: Mapping[str, str]) -> list[TableRunResult]:
+    def run_pass(self, tables: Sequence[SilverTable], owners: Mapping[str, str],
+                 stop: threading.Event | None = None) -> tuple[list[TableRunResult], list[str]]:
+        """Apply each table in turn; returns the results and the tables a stop request left out."""
         run_id = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
         cache: dict[str, SchemaCache] = {}  # per source
         cuts: dict[str, SourceCut | None] = {}
-        out = []
-        for decl in tables:
+        out: list[TableRunResult] = []
+        for done, decl in enumerate(tables):
+            if stop is not None and stop.is_set():  # checked between tables: the one in flight has finished
+                left = [t.table for t in tables[done:]]
+                log.warning("silver: stop requested; %d of %d tables left for the next run: %s",
+                            len(left), len(tables), ", ".join(left))
+                return out, left
             source = owners[decl.table]
             if source not in cuts:  # one look at the source's offsets per pass
                 cuts[source] = committed_cut(self.spark, self.root, source, self.storage)
@@ -245,7 +263,7 @@ class _Runner:
             res = _with_seconds(res, time.monotonic() - started)
             self.say(_describe(res))
             out.append(res)
-        return out
+        return out, []
 
     def _run_table(self, decl: SilverTable, source: str, run_id: str,
                    cache: dict[str, SchemaCache],

@@ -6,7 +6,8 @@ chunk emitted, paused, resumed, stopped, completed); the blocking snapshot drive
 (`cdc_sources.common.blocking_snapshot`) sends a `BlockingProgress` as it starts, after each
 table and at its end. The capture's metrics (`pipelines.metrics`) are such a listener; they
 show the numbers under Debezium's snapshot metric names (``ChunkId``, ``ChunkFrom``,
-``ChunkTo``, ``TableFrom``, ``TableTo``, ``SnapshotPaused``, ``RowsScanned``, ...). A session
+``ChunkTo``, ``TableFrom``, ``TableTo``, ``SnapshotPaused``, ``SnapshotPausedDurationInSeconds``,
+``RowsScanned``, ...). A session
 that can report them is a `ReportsSnapshots`.
 """
 
@@ -39,6 +40,8 @@ class IncrementalProgress:
         total_tables: tables this snapshot was asked to read (tables added to it later count).
         remaining_tables: tables not finished yet.
         rows_scanned: rows emitted per table (``schema.table``) by this process, in table order.
+        paused_seconds: seconds the snapshot spent in the pauses that ended, in this process.
+        paused_at: while paused, when the pause began (`time.monotonic`, in this process); else None.
     """
 
     correlation_id: str
@@ -55,6 +58,13 @@ class IncrementalProgress:
     total_tables: int
     remaining_tables: int
     rows_scanned: tuple[tuple[str, int], ...]
+    paused_seconds: float = 0.0
+    paused_at: float | None = None
+
+    def paused_duration(self, now: float) -> float:
+        """Seconds paused in all, at ``now`` (`time.monotonic`): the ended pauses plus the one in
+        progress (Debezium's ``SnapshotPausedDurationInSeconds``, cumulative over the snapshot's pauses)."""
+        return self.paused_seconds + (max(0.0, now - self.paused_at) if self.paused_at is not None else 0.0)
 
 
 @dataclass(frozen=True, slots=True)

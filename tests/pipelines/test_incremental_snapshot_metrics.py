@@ -4,6 +4,8 @@ the snapshot during a real PostgreSQL capture; the expected keys and counts come
 from __future__ import annotations
 
 import socket
+import threading
+import time
 import urllib.request
 from dataclasses import replace
 
@@ -148,6 +150,60 @@ def test_blocking_snapshot_progress_on_the_metrics_endpoint(pg_db, tmp_path):
                     (0, 1, 2, 0, {"public.items": counts["items"], "public.parts": counts["parts"]})]
     assert _one(final, "SnapshotRunning") == 0 and _one(final, "SnapshotCompleted") == 1
     assert "debezium_metrics_ChunkId" not in final
+
+
+def _wait_scrape(port: int, name: str, value: float, timeout: float = 60) -> Scrape:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        scrape = _scrape(port)
+        if _one(scrape, name) == value:
+            return scrape
+        time.sleep(0.05)
+    raise AssertionError(f"{name} was not {value} within {timeout}s: {scrape}")
+
+
+def test_paused_duration_of_a_real_pause_and_resume_on_the_metrics_endpoint(pg_db, tmp_path):
+    """``SnapshotPausedDurationInSeconds`` over a real ``pause-snapshot`` then ``resume-snapshot`` in one
+    running capture; the oracle is the test's own clock around the signals it sends and sees take effect."""
+    root = str(tmp_path / "lake")
+    setup_items(pg_db, 100)
+    cfg = pipeline(root, pg_db, **{"snapshot.mode": "no_data", "incremental.snapshot.chunk.size": "20"})
+    run_capture(cfg, until_idle=True)
+    port, metrics, stop, failed = _free_port(), CaptureMetrics(), threading.Event(), []
+
+    def capture() -> None:
+        try:
+            run_capture(cfg, until_idle=False, stop=stop, metrics=metrics)
+        except BaseException as exc:  # reported below
+            failed.append(exc)
+
+    with serving(metrics, port, lambda _msg: None, host="127.0.0.1"):
+        thread = threading.Thread(target=capture, daemon=True)
+        thread.start()
+        try:
+            signal(pg_db, "pd-1", "execute-snapshot", {"data-collections": ["public.items"], "type": "incremental"})
+            paused_sent = time.monotonic()
+            signal(pg_db, "pd-2", "pause-snapshot", None)
+            _wait_scrape(port, "SnapshotPaused", 1)
+            paused_seen = time.monotonic()
+            time.sleep(1.2)
+            during = _scrape(port)  # a pause in progress counts
+            assert 1.2 <= _one(during, "SnapshotPausedDurationInSeconds") <= time.monotonic() - paused_sent
+            resume_sent = time.monotonic()
+            signal(pg_db, "pd-3", "resume-snapshot", None)
+            final = _wait_scrape(port, "SnapshotCompleted", 1)
+            done_seen = time.monotonic()
+            time.sleep(0.3)
+            later = _scrape(port)  # no longer paused: it no longer grows
+        finally:
+            stop.set()
+            thread.join(60)
+    assert not failed, failed
+    paused = _one(final, "SnapshotPausedDurationInSeconds")
+    assert resume_sent - paused_seen <= paused <= done_seen - paused_sent
+    assert _one(later, "SnapshotPausedDurationInSeconds") == paused
+    assert _one(final, "SnapshotDurationInSeconds") >= paused
+    assert _one(final, "RowsScanned", table="public.items") == 100
 
 
 def _progress(**changes: object) -> IncrementalProgress:

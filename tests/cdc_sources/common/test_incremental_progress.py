@@ -92,3 +92,26 @@ def test_a_stop_aborts_and_a_new_snapshot_counts_anew():
     assert (p.correlation_id, p.running, p.chunk_id, p.rows_scanned, p.total_tables, p.table) == (
         "c2", True, "", (), 1, "s.b")
 
+
+
+def test_the_tracker_adds_up_the_pauses_of_a_snapshot():
+    """``SnapshotPausedDurationInSeconds``: every pause of the snapshot, the one in progress included;
+    a new snapshot counts anew. The clock is the test's."""
+    seen, now = _Seen(), [100.0]
+    t = ProgressTracker(seen, clock=lambda: now[0])
+    st = IncrementalState("c1", (A,))
+    t.changed(st)
+    now[0] = 103.0
+    t.changed(replace(st, paused=True))  # paused at 103
+    assert seen.got[-1].paused_at == 103.0 and seen.got[-1].paused_duration(110.0) == 7.0
+    now[0] = 105.5
+    t.changed(st)  # resumed: 2.5 s
+    assert (seen.got[-1].paused_seconds, seen.got[-1].paused_at) == (2.5, None)
+    assert seen.got[-1].paused_duration(200.0) == 2.5  # not paused: it no longer grows
+    now[0] = 120.0
+    t.changed(replace(st, paused=True))
+    now[0] = 121.0
+    t.changed(None, aborted=True)  # a stop ends the pause in progress
+    assert (seen.got[-1].aborted, seen.got[-1].paused_seconds, seen.got[-1].paused_at) == (True, 3.5, None)
+    t.changed(IncrementalState("c2", (A,)))
+    assert (seen.got[-1].paused_seconds, seen.got[-1].paused_at) == (0.0, None)
