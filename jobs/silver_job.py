@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from pyspark.sql import SparkSession
 
 import pipelines
+from pipelines.bronze_names import bronze_table_names
 from pipelines.engine import EngineSpec, classic_conf, platform_connect_session
 from pipelines.silver_runner import run_silver
 from pipelines.silver_stream import TRIGGER_CHOICES, Trigger, run_streams, stream_refusal, stream_trigger
@@ -102,11 +103,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         interval = cfg.silver_options.interval_seconds if args.interval is None else args.interval
         streamed = run_streams(root=cfg.lakehouse.root, engine=engine, tables=cfg.silver, options=cfg.silver_options,
                                sources=sources, trigger=trigger, interval_seconds=interval,
-                               checkpoint_root=args.checkpoints, progress=print, spark=spark)
+                               checkpoint_root=args.checkpoints, progress=print, spark=spark,
+                               bronze_names=bronze_table_names(cfg))
         return 0 if streamed.ok else 1
     result = run_silver(root=cfg.lakehouse.root, engine=engine, tables=cfg.silver, options=cfg.silver_options,
                         sources=sources, once=args.once, progress=print,
-                        storage_options=cfg.lakehouse.storage_options or None, spark=spark)
+                        storage_options=cfg.lakehouse.storage_options or None, spark=spark,
+                        bronze_names=bronze_table_names(cfg))
     return 0 if result.ok else 1
 
 
