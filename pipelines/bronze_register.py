@@ -3,13 +3,13 @@
 Capture writes bronze with delta-rs, which talks to no catalog, so the silver job registers the
 bronze tables it reads (`pipelines.bronze_names`): once per session and topic, as soon as the
 topic's table exists, with ``CREATE TABLE IF NOT EXISTS <name> USING DELTA LOCATION '<path>'``
-(an external table: the data stays where capture writes it; a name that exists already is left
-as it is). A missing schema is created first. Only the name and the location are given: no
-table properties, no storage credentials.
+(an external table: the data stays where capture writes it). A missing schema is created first.
+A name that exists already is left as it is; when it points at another location, a warning
+says so. Only the name and the location are given: no table properties, no storage credentials.
 
 Works on classic Spark with Delta's catalog (``spark_catalog``), on Unity Catalog (Databricks),
-and on Sail, whose catalog is its own (``sail``) and lives as long as its server: a
-``bronze_catalog`` naming another catalog fails there, and the error says so.
+and on Sail, whose catalog lives in its server's memory (registered again by each new server)
+and takes ``catalog.schema`` as one nested schema of its own catalog.
 """
 
 from __future__ import annotations
@@ -68,12 +68,30 @@ class BronzeRegistrar:
                            f"LOCATION {string_literal(location)}")
         except Exception as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            hint = ""
-            if self.engine == "sail" and len(name.parts) == 3:
-                hint = ("; Sail's catalog is its own, named 'sail': give bronze_catalog as a schema only, "
-                        "or run on Spark/Databricks")
             raise BronzeRegistrationError(
                 f"silver table {table!r}: cannot register bronze topic {topic!r} as {name.dotted} on engine "
-                f"{self.engine}: {first}{hint}", table=table) from exc
+                f"{self.engine}: {first}", table=table) from exc
         self.registered.add(topic)
-        log.info("bronze topic %s is registered as %s", topic, name.dotted)
+        found = self._location(name)
+        if found is not None and _same_place(found) != _same_place(location):
+            log.warning("%s exists already and points at %s, not at bronze topic %s's table %s; it was left as "
+                        "it is (drop it, or give the source another bronze_catalog)", name.dotted, found, topic,
+                        location)
+        else:
+            log.info("bronze topic %s is registered as %s", topic, name.dotted)
+
+    def _location(self, name: BronzeTableName) -> str | None:
+        """The location the catalog has for ``name`` (None if it does not say)."""
+        try:
+            rows = self.spark.sql(f"DESCRIBE TABLE EXTENDED {qualified_table(name.parts)}").collect()
+        except Exception as exc:  # only a check: the table is registered
+            log.debug("cannot describe %s: %s", name.dotted, exc)
+            return None
+        return next((str(r[1]) for r in rows if str(r[0]).strip() == "Location" and r[1]), None)
+
+
+def _same_place(location: str) -> str:
+    """A location compared by text: no ``file:`` scheme of a local path, no trailing slash."""
+    if location.startswith("file:") and not location.startswith("file://"):
+        location = location.removeprefix("file:")
+    return location.removeprefix("file://").rstrip("/")
