@@ -104,6 +104,8 @@ def test_the_streaming_silver_job_registers_bronze_in_deltas_catalog(pg_db, tmp_
     schema = f"bronze_{pg_db.split('dbname=')[1].split()[0]}"[:60]
     cfg = _pipeline(root, pg_db, f"spark_catalog.{schema}")
     name = f"spark_catalog.{schema}.pg_public_items"
+    # the schema exists (as on Unity Catalog), here with a location out of the working directory
+    spark.sql(f"CREATE SCHEMA spark_catalog.{schema} LOCATION '{tmp_path / 'warehouse'}'")
     _capture_some(pg_db, 1, 20, cfg)
     result = run_streams(root=root, engine=EngineSpec(kind="spark"), tables=cfg.silver, options=cfg.silver_options,
                          sources=cfg.topic_prefixes(), trigger="available_now",
