@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from pyspark.sql import SparkSession
 
 import pipelines
+from pipelines.bronze_names import bronze_table_names
 from pipelines.engine import EngineSpec, classic_conf, platform_connect_session
 from pipelines.engine_start import EngineError
 from pipelines.shutdown import stop_on_signals
@@ -125,17 +126,19 @@ def _run(args: argparse.Namespace) -> int:
             print(f"error: {refusal}", file=sys.stderr)
             return EXIT_CONFIG
     spark = platform or submitted_session(engine)  # borrowed by the drivers' session factory, not stopped by them
+    names = bronze_table_names(cfg)
     with stop_on_signals() as stop:  # SIGTERM/Ctrl-C: the table or micro-batch in flight ends, then the job
         if args.stream:
             interval = cfg.silver_options.interval_seconds if args.interval is None else args.interval
             streamed = run_streams(root=cfg.lakehouse.root, engine=engine, tables=cfg.silver,
                                    options=cfg.silver_options, sources=sources, trigger=trigger,
                                    interval_seconds=interval, checkpoint_root=args.checkpoints, progress=_say,
-                                   stop=stop, spark=spark)
+                                   stop=stop, spark=spark, bronze_names=names)
             return 0 if streamed.ok else 1
         result = run_silver(root=cfg.lakehouse.root, engine=engine, tables=cfg.silver, options=cfg.silver_options,
                             sources=sources, once=args.once, progress=_say,
-                            storage_options=cfg.lakehouse.storage_options or None, stop=stop, spark=spark)
+                            storage_options=cfg.lakehouse.storage_options or None, stop=stop, spark=spark,
+                            bronze_names=names)
     return 0 if result.ok else 1
 
 

@@ -24,6 +24,7 @@ from silver.declarations import SilverOptions, SilverTable
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _NAME = r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$"
+_SCHEMA_NAME = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$"
 
 
 class _Strict(BaseModel):
@@ -76,6 +77,8 @@ class SourceSpec(_Strict):
 
     ``connector`` also accepts Debezium's names (``postgresql``) and connector class names
     (``io.debezium.connector.postgresql.PostgresConnector``), see `CONNECTOR_ALIASES`.
+    ``bronze_catalog`` (``[catalog.]schema``): where the silver job registers the bronze tables it
+    reads by name (`pipelines.bronze_names`).
     """
 
     name: str = Field(pattern=_NAME)
@@ -83,6 +86,7 @@ class SourceSpec(_Strict):
     connection: Connection = Field(default_factory=Connection)
     options: dict[str, Any] = {}
     capture: CaptureSettings = Field(default_factory=CaptureSettings)
+    bronze_catalog: str | None = Field(None, pattern=_SCHEMA_NAME)
 
     @field_validator("connector", mode="before")
     @classmethod
@@ -328,6 +332,7 @@ def pydantic_problems(exc: ValidationError, lines: Mapping[str, int]) -> list[Co
 _PATTERN_WORDS = {
     _NAME: "letters, digits, _, . and -, not starting with . or -",
     r"^[A-Za-z0-9_][A-Za-z0-9_\-]*$": "letters, digits, _ and -, not starting with -",
+    _SCHEMA_NAME: "[catalog.]schema, each part letters, digits and _, not starting with a digit (main.shop_bronze)",
 }
 """The name patterns of the schema, in words (a message never shows a regex)."""
 

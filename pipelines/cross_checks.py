@@ -2,7 +2,8 @@
 
 Each entry of ``sources:`` and ``silver:`` is valid on its own once the schema accepts it; these
 checks find what lies between them: two silver tables with one name or one location, a silver
-``source`` topic that no declared source produces. Every problem names the key and its line.
+``source`` topic that no declared source produces, two bronze topics with one catalog name
+(`pipelines.bronze_names`). Every problem names the key and its line.
 """
 
 from __future__ import annotations
@@ -11,13 +12,14 @@ import posixpath
 from collections.abc import Mapping
 
 from cdc_sources.spi import ConfigProblem
+from pipelines.bronze_names import bronze_name_problems
 from pipelines.config import PipelineConfig, nearest_line
 
 
 def cross_entry_problems(config: PipelineConfig, lines: Mapping[str, int]) -> list[ConfigProblem]:
     """Every problem between entries of ``config`` (see module doc)."""
     return (_duplicate_tables(config, lines) + _undeclared_topics(config, lines)
-            + _shared_locations(config, lines))
+            + _shared_locations(config, lines) + bronze_name_problems(config, lines))
 
 
 def _duplicate_tables(config: PipelineConfig, lines: Mapping[str, int]) -> list[ConfigProblem]:

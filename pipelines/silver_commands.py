@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from cdc_sources.spi import ConfigError, ConfigProblem
 from pipelines.azure_spark import classic_root_problem, hadoop_abfs_conf, is_azure
+from pipelines.bronze_names import bronze_table_names
 from pipelines.capture import run_capture
 from pipelines.config import PipelineConfig
 from pipelines.gcs_spark import hadoop_gcs_conf, is_gcs
@@ -44,6 +45,7 @@ def build_silver(config: PipelineConfig, *, once: bool, progress: Progress | Non
         root=config.lakehouse.root, engine=engine, tables=config.silver, options=config.silver_options,
         sources=config.topic_prefixes(), once=once, progress=progress,
         storage_options=config.lakehouse.storage_options or None, stop=stop, server_stats=server_stats,
+        bronze_names=bronze_table_names(config),
     )
 
 
@@ -65,7 +67,7 @@ def stream_silver(config: PipelineConfig, *, trigger: str | None, once: bool, in
     return run_streams(
         root=config.lakehouse.root, engine=config.engine, tables=config.silver, options=config.silver_options,
         sources=config.topic_prefixes(), trigger=chosen, interval_seconds=interval,
-        checkpoint_root=checkpoint_root, progress=progress, stop=stop,
+        checkpoint_root=checkpoint_root, progress=progress, stop=stop, bronze_names=bronze_table_names(config),
     )
 
 

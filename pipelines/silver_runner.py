@@ -34,6 +34,8 @@ from pyspark.sql import SparkSession
 
 from bronze.schema import topic_path
 from cdc_sources.spi import CdcError, ConfigError, ConfigProblem
+from pipelines.bronze_names import BronzeTableName
+from pipelines.bronze_register import BronzeRegistrar
 from pipelines.engine import EngineSpec, abort_session, create_session, server_rss_bytes, stop_session
 from pipelines.sail_restart import SailServerStats, restart_policy, restart_server
 from silver.bronze_reader import SeqRange, bronze_files, plan_range, read_range, spark_range
@@ -160,7 +162,8 @@ def source_of_topic(topic: str, sources: Mapping[str, str]) -> str:
 def run_silver(*, root: str, engine: EngineSpec, tables: Sequence[SilverTable], options: SilverOptions,
                sources: Mapping[str, str], once: bool, progress: Callable[[str], None] | None = None,
                storage_options: Mapping[str, str] | None = None, stop: threading.Event | None = None,
-               spark: SparkSession | None = None, server_stats: SailServerStats | None = None) -> SilverRunResult:
+               spark: SparkSession | None = None, server_stats: SailServerStats | None = None,
+               bronze_names: Mapping[str, BronzeTableName] | None = None) -> SilverRunResult:
     """Run the silver tables (see module doc); returns the per-table results of every pass (looping: of the
     last `LOOP_PASSES_KEPT` passes; failures are counted over all of them).
 
@@ -180,6 +183,8 @@ def run_silver(*, root: str, engine: EngineSpec, tables: Sequence[SilverTable], 
             engine abandoned (`pipelines.engine.abort_session`: the process ends next).
         spark: an existing session to use (not stopped at the end).
         server_stats: counts the Sail server's restarts (for the metrics server).
+        bronze_names: topic -> the catalog name its bronze table is registered under, once it exists
+            (`pipelines.bronze_register`; again after a Sail server restart).
 
     Raises:
         ConfigError: a table's topic matches no source.
@@ -193,8 +198,9 @@ def run_silver(*, root: str, engine: EngineSpec, tables: Sequence[SilverTable], 
     storage = dict(storage_options or options.storage_options)
     stats = server_stats if server_stats is not None else SailServerStats()
     aborted = False
+    names = dict(bronze_names or {})
     try:
-        runner = _Runner(session, root, options, storage, say)
+        runner = _Runner(session, root, options, storage, say, BronzeRegistrar(session, names, engine.kind))
         while stop is None or not stop.is_set():  # a stop asked for while the engine started: no pass
             result.add(*runner.run_pass(tables, owners, stop))
             if once or (stop is not None and stop.is_set()):
@@ -205,7 +211,7 @@ def run_silver(*, root: str, engine: EngineSpec, tables: Sequence[SilverTable], 
                 session = restart_server(lambda: create_session(engine, looping=True), stats=stats, say=say,
                                          stop=stop, policy=restart_policy(engine))
                 live = True
-                runner = _Runner(session, root, options, storage, say)
+                runner = _Runner(session, root, options, storage, say, BronzeRegistrar(session, names, engine.kind))
                 result.server_restarts += 1
             if stop is not None and stop.wait(options.interval_seconds):
                 break
@@ -236,8 +242,9 @@ class _Runner:
     """One run's shared state: session, progress store, schema cache. Not thread-safe."""
 
     def __init__(self, spark: SparkSession, root: str, options: SilverOptions, storage: dict[str, str],
-                 say: Callable[[str], None]) -> None:
+                 say: Callable[[str], None], registrar: BronzeRegistrar) -> None:
         self.spark, self.root, self.options, self.storage, self.say = spark, root.rstrip("/"), options, storage, say
+        self.registrar = registrar
         self.state = (options.state_location or f"{self.root}/silver/_cdc").rstrip("/")
         self.quarantine = options.quarantine.location or f"{self.root}/silver/_quarantine"
         self.store = ProgressStore(spark, self.state, storage)
@@ -315,6 +322,7 @@ class _Runner:
         rng = self._range(decl, after, upto)
         if rng == "missing":
             return TableRunResult(decl.table, decl.source, "waiting", seq_from=after)
+        self.registrar.ensure(decl.table, decl.source, topic_path(self.root, decl.source))
         if rng is None:
             return TableRunResult(decl.table, decl.source, "up_to_date", seq_from=after)
         schemas = cache.setdefault(source, SchemaCache(

@@ -30,6 +30,8 @@ from pyspark.sql import SparkSession
 
 from bronze.schema import topic_path
 from cdc_sources.spi import ConfigError, ConfigProblem
+from pipelines.bronze_names import BronzeTableName
+from pipelines.bronze_register import BronzeRegistrar, BronzeRegistrationError
 from pipelines.engine import EngineSpec, abort_session, create_session, stop_session
 from pipelines.silver_runner import source_of_topic
 from pipelines.stream_trigger import TRIGGER_CHOICES
@@ -96,7 +98,8 @@ def stream_refusal(engine: EngineSpec, options: SilverOptions) -> str | None:
 def run_streams(*, root: str, engine: EngineSpec, tables: Sequence[SilverTable], options: SilverOptions,
                 sources: Mapping[str, str], trigger: Trigger, interval_seconds: float = 10.0,
                 checkpoint_root: str | None = None, progress: Callable[[str], None] | None = None,
-                stop: threading.Event | None = None, spark: SparkSession | None = None) -> StreamRunResult:
+                stop: threading.Event | None = None, spark: SparkSession | None = None,
+                bronze_names: Mapping[str, BronzeTableName] | None = None) -> StreamRunResult:
     """Run the silver tables as streaming queries (see module doc).
 
     Args:
@@ -112,6 +115,8 @@ def run_streams(*, root: str, engine: EngineSpec, tables: Sequence[SilverTable],
             ``stop`` (the caller handles the signals, `pipelines.shutdown`: its abort) it propagates
             instead, the session abandoned (`pipelines.engine.abort_session`: the process ends next).
         spark: an existing session to use (not stopped at the end).
+        bronze_names: topic -> the catalog name its bronze table is registered under before its
+            query starts (`pipelines.bronze_register`).
 
     Raises:
         ConfigError: a table's topic matches no source.
@@ -121,12 +126,13 @@ def run_streams(*, root: str, engine: EngineSpec, tables: Sequence[SilverTable],
     session = spark if spark is not None else create_session(engine)
     result = StreamRunResult()
     queries: dict[str, Any] = {}
+    registrar = BronzeRegistrar(session, bronze_names or {}, engine.kind)
     aborted = False
     try:
         pending = list(tables)
         while True:
             pending = _start_ready(session, root, pending, owners, options, trigger, interval_seconds,
-                                   checkpoint_root, say, queries, result)
+                                   checkpoint_root, say, queries, result, registrar)
             if trigger == "available_now":
                 for table, query in queries.items():
                     with contextlib.suppress(Exception):  # a failed query raises here; recorded below
@@ -177,7 +183,8 @@ def _stop_queries(queries: Sequence[Any], grace: float) -> None:
 
 def _start_ready(session: SparkSession, root: str, pending: list[SilverTable], owners: Mapping[str, str],
                  options: SilverOptions, trigger: Trigger, interval: float, checkpoint_root: str | None,
-                 say: Callable[[str], None], queries: dict[str, Any], result: StreamRunResult) -> list[SilverTable]:
+                 say: Callable[[str], None], queries: dict[str, Any], result: StreamRunResult,
+                 registrar: BronzeRegistrar) -> list[SilverTable]:
     """Start the queries of tables that are ready (see module doc); returns the tables still waiting."""
     waiting = []
     snapshots: dict[str, bool] = {}
@@ -188,6 +195,12 @@ def _start_ready(session: SparkSession, root: str, pending: list[SilverTable], o
             snapshots[source] = cut is not None and cut.snapshot_completed
         if not snapshots[source] or read_delta_or_none(session, topic_path(root, decl.source)) is None:
             waiting.append(decl)
+            continue
+        try:
+            registrar.ensure(decl.table, decl.source, topic_path(root, decl.source))
+        except BronzeRegistrationError as exc:  # the table does not start; the run ends as failed
+            result.errors[decl.table] = str(exc)
+            say(f"silver {decl.table}: FAILED: {exc}")
             continue
         settings = StreamSettings(checkpoint_location(root, decl.table, checkpoint_root), trigger, interval)
         queries[decl.table] = start_stream(session, root=root, decl=decl, source=owners[decl.table],

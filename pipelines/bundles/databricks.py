@@ -37,8 +37,10 @@ Compute (`Compute`), one of:
 Checkpoints of the job-cluster silver streams go under the lakehouse root
 (``<root>/silver/_checkpoints``) or a Unity Catalog volume. Silver tables that declare
 ``catalog_table: catalog.schema.table`` are written under that Unity Catalog name by the silver
-job on either compute. Schedules are paused in the dev target and run in prod. The files are
-built from the dataclasses below and written with PyYAML.
+job on either compute, which also registers the bronze tables it reads under their sources'
+``bronze_catalog`` (`pipelines.bronze_register`), from the pipeline file the bundle ships.
+Schedules are paused in the dev target and run in prod. The files are built from the
+dataclasses below and written with PyYAML.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ back) and, with the target's variables substituted, into ``databricks-sdk``'s Jo
 (``JobSettings``) unchanged; every ``${var.*}`` used is declared and every declared one used;
 the targets, resource keys, wheel entry points, libraries, secrets and checkpoints are checked;
 serverless jobs (``--compute serverless``) have environments instead of clusters, except a job
-that needs secrets; a sample pipeline's output (both computes) is compared with the checked-in
-snapshots.
+that needs secrets; the silver job reads the shipped pipeline file, ``bronze_catalog`` included;
+a sample pipeline's output (both computes) is compared with the checked-in snapshots.
 
 Regenerate the snapshot after an intended change (then review the diff)::
 
@@ -28,7 +28,9 @@ from databricks.bundles.jobs import Job
 from databricks.sdk.service.jobs import JobSettings
 
 from jobs.silver_job import parse_args
+from pipelines.bronze_names import bronze_table_names
 from pipelines.cli import _parser, main
+from pipelines.validation import load_validated
 from tests.support.spark_submit import project_wheel
 
 SNAPSHOTS = Path(__file__).parent / "snapshots" / "databricks"
@@ -237,3 +239,18 @@ def test_snapshot_of_the_sample_pipeline(wheel, tmp_path, expected, options):
     expected_files = {p.relative_to(expected_dir).as_posix(): p.read_text()
                       for p in sorted(expected_dir.rglob("*")) if p.is_file()}
     assert generated == expected_files, "the bundle differs from the snapshot; see this file's docstring to regenerate"
+
+
+@pytest.mark.parametrize("compute", ["job-cluster", "serverless"])
+def test_the_silver_job_gets_the_bronze_catalog_declaration(wheel, tmp_path, compute):
+    config = tmp_path / "pipeline.yaml"
+    declared = "    bronze_catalog: main.shop_bronze\n    options:\n"
+    config.write_text(SAMPLE.read_text().replace("    options:\n", declared))
+    bundle, jobs = build(wheel, tmp_path / "out", "--compute", compute, config=config)
+    (silver,) = jobs["shop_silver"]["tasks"]
+    parsed = parse_args(substitute(silver["python_wheel_task"]["parameters"], target_variables(bundle, "prod")))
+    assert parsed.config == "/Workspace/Shared/.bundle/shop/files/pipeline.yaml"  # the bundle's copy of the file
+    shipped = load_validated(tmp_path / "out" / "pipeline.yaml", secrets=False, connectors=False).config
+    assert {t: n.dotted for t, n in bronze_table_names(shipped).items()} == {
+        "pg.public.customers": "main.shop_bronze.pg_public_customers",
+        "pg.public.orders": "main.shop_bronze.pg_public_orders"}
