@@ -259,7 +259,8 @@ class OracleCaptureSession:
         assert offset.scn is not None
         low = offset.scn
         opts = self.config.mining
-        buffer = TransactionBuffer(username_include=opts.username_include, username_exclude=opts.username_exclude)
+        buffer = TransactionBuffer(username_include=opts.username_include, username_exclude=opts.username_exclude,
+                                   lob_enabled=opts.lob_enabled)
         ranks: dict[int, int] = {}
         while True:
             high = self._scn()
