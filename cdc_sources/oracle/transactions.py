@@ -160,6 +160,8 @@ class CommittedTransaction:
     changes: tuple[BufferedChange, ...]
     user_name: str | None = None
     """The user of the transaction's first row (its ``START``, else its first change)."""
+    start_time: datetime | None = None
+    """The time of the transaction's first row (its ``START``, else its first change)."""
 
 
 @dataclass(slots=True)
@@ -181,6 +183,7 @@ class BufferStats:
 class _Open:
     start_scn: int
     user_name: str | None = None
+    start_time: datetime | None = None
     changes: list[BufferedChange] = field(default_factory=list)
     fragment: list[LogMinerRow] = field(default_factory=list)
 
@@ -236,7 +239,7 @@ class TransactionBuffer:
                 self.stats.replication_markers += 1
             return []
         if op is Operation.START:
-            self._open.setdefault(row.xid, _Open(row.scn, row.username))
+            self._open.setdefault(row.xid, _Open(row.scn, row.username, row.timestamp))
             return []
         if op is Operation.MISSING_SCN:
             self.stats.missing_scn += 1
@@ -277,7 +280,7 @@ class TransactionBuffer:
             self._undo(row)  # an undo row opens no transaction
             return []
         if tx is None:
-            tx = self._open[row.xid] = _Open(row.scn, row.username)
+            tx = self._open[row.xid] = _Open(row.scn, row.username, row.timestamp)
         if row.csf:  # the statement continues in the next row of this transaction
             tx.fragment.append(row)
             return []
@@ -322,7 +325,8 @@ class TransactionBuffer:
                                    f"statement that started at SCN {tx.fragment[0].scn}")
         if not tx.changes:
             return []
-        return [CommittedTransaction(row.xid, row.scn, row.timestamp, row.thread, tuple(tx.changes), tx.user_name)]
+        return [CommittedTransaction(row.xid, row.scn, row.timestamp, row.thread, tuple(tx.changes), tx.user_name,
+                                     tx.start_time)]
 
     def _ddl(self, row: LogMinerRow) -> list[CommittedTransaction]:
         if (row.username or "").upper() in self._ddl_exclude or self._skipped(row):
