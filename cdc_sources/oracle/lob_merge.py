@@ -49,7 +49,7 @@ _CLOB_OR_BLOB = frozenset({OracleType.CLOB, OracleType.BLOB})  # Debezium's type
 
 
 class LobMergeError(ValueError):
-    """A LOB operation sequence that cannot be assembled (names the row's SCN and XID)."""
+    """A LOB operation sequence that cannot be assembled."""
 
 
 MergedValue = RedoValue | bytes
@@ -131,7 +131,6 @@ class LobValue:
     fragments: list[_Fragment] = field(default_factory=list)
     is_null: bool = True
     binary: bool = False
-    start: int = 0
     end: int = 0
     middle_inserts: int = 0
 
@@ -154,7 +153,7 @@ class LobValue:
         self.is_null = False
         if not self.fragments:
             self.fragments.append(fragment)
-            self.start, self.end, self.binary = fragment.offset, fragment.end, fragment.binary
+            self.end, self.binary = fragment.end, fragment.binary
             return
         if fragment.binary != self.binary:
             raise LobMergeError("mixing binary and non-binary writes in a single LOB")
@@ -192,7 +191,6 @@ class LobValue:
                 continue
             frag.front_truncate(frag.end - fragment.end)
             i += 1
-        self.start = min(self.start, fragment.offset)
         self.end = max(self.end, fragment.end)
 
     def _compact(self) -> None:
@@ -258,7 +256,6 @@ class _Locator:
 @dataclass(frozen=True, slots=True)
 class _Columns:
     types: tuple[OracleType, ...]
-    names: tuple[str, ...]
     key: tuple[int, ...]
 
 
@@ -308,8 +305,7 @@ class _Merger:
             return
         event = self._event(change, table)
         names = [c.name for c in table.columns]
-        columns = _Columns(tuple(c.type for c in table.columns), tuple(names),
-                           tuple(names.index(k) for k in table.key))
+        columns = _Columns(tuple(c.type for c in table.columns), tuple(names.index(k) for k in table.key))
         if not any(t in _LOB_TYPES for t in columns.types):
             self._dispatch(event)
             return

@@ -105,6 +105,13 @@ CASES: tuple[LobCase, ...] = (
         (WRITE, R1, lob_write("'cd'", 2, 3)),
         (WRITE, R1, lob_write("'zzzz'", 4, 5)),
     )),
+    LobCase("writes backwards: middle inserts and their compaction", STD, ("ID",), (
+        (INS, R1, _ins(25, "y")),
+        (SEL, R1, locator("DOC", _w(25, "y"))),
+        *((WRITE, R1, lob_write(f"'{chr(97 + i)}{chr(97 + i)}'", 2, 30 - 2 * i)) for i in range(13)),
+        (WRITE, R1, lob_write("'MID'", 3, 9)),
+        (WRITE, R1, lob_write("'end'", 3, 200)),
+    )),
     LobCase("a BLOB write with a gap", STD, ("ID",), (
         (INS, R1, _ins(13, "m")),
         (SEL, R1, locator("PIC", _w(13, "m"), into="loc_b")),
