@@ -17,8 +17,9 @@ folds them into one change per row, in Debezium's way:
   ``LOB_WRITE`` writes its piece at its offset (gaps are spaces in a CLOB, zero bytes in a BLOB);
   a ``LOB_ERASE`` drops the held change of that row altogether (Debezium does not support it; it
   logs a warning); a ``LOB_WRITE`` or ``LOB_ERASE`` with no locator before it is ignored;
-- a held ``SELECT_LOB_LOCATOR`` whose values did not change is not emitted; one that did is an
-  update (``op: u``) whose before image has the unavailable placeholder for the LOB columns;
+- a held ``SELECT_LOB_LOCATOR`` whose values equal its before image is not emitted; else it is
+  an update (``op: u``) whose before image has the unavailable placeholder for the LOB columns
+  (its LOB starts from no value: with no write after it, the LOB is null);
 - held changes are handed out at the end in the order they were first held, so a change of a
   table without LOBs can come out before an earlier change of a LOB table.
 

@@ -139,7 +139,7 @@ CASES: tuple[LobCase, ...] = (
         (WRITE, R1, lob_write("'lost'", 4, 1)),
         (INS, R1, _ins(18, "r")),
     )),
-    LobCase("a locator that changes nothing is not emitted", STD, ("ID",), (
+    LobCase("a lone locator is an update with a null LOB", STD, ("ID",), (
         (INS, R1, _ins(19, "s", "'kept'")),
         (DEL, R2, "delete from \"DEBEZIUM\".\"T\" where \"ID\" = '20' and \"NAME\" = 't';"),
         (SEL, R3, locator("DOC", _w(21, "u"))),
