@@ -65,6 +65,14 @@ def test_lob_writes_become_whole_values_and_unchanged_lobs_the_placeholder(tmp_p
         ("1011", 1, "1011", "AAAS1AAAEAAAAD3AAA"), ("1017", 2, "1011", "AAAS1AAAEAAAAD3AAB")]
 
 
+def test_an_assembled_blob_follows_the_binary_handling_mode(tmp_path: Path) -> None:
+    root = str(tmp_path / "lake")
+    capture_once(root, database(), options={"lob.enabled": True, "binary.handling.mode": "hex"})
+    events = _events(root)
+    assert events[0] == ("c", None, _doc(1, "first", "hello world", "0102ff"))
+    assert events[2][2] == _doc(1, "renamed", PH, PH.encode().hex())  # the placeholder's bytes, in hex
+
+
 def test_without_lob_enabled_the_lob_operations_are_not_mined(tmp_path: Path) -> None:
     root = str(tmp_path / "lake")
     db = database(lob_enabled=False)
