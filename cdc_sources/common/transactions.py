@@ -117,10 +117,12 @@ class TransactionTracker:
         self._total += events
         self._per_collection[data_collection] = self._per_collection.get(data_collection, 0) + events
 
-    def end_record(self, order: tuple[int, ...], position: str, *, tx_id: str | None = None) -> ChangeRecord | None:
+    def end_record(self, order: tuple[int, ...], position: str, *, tx_id: str | None = None,
+                   ts_ms: int | None = None) -> ChangeRecord | None:
         """The END record, or None when the transaction emitted nothing (no BEGIN was written).
 
         ``tx_id``: the id END carries, when it is not the transaction's (PostgreSQL).
+        ``ts_ms``: END's time, when it is not BEGIN's (Oracle: the transaction's start).
         """
         if not self._begun:
             return None
@@ -129,7 +131,8 @@ class TransactionTracker:
             {"data_collection": name, "event_count": self._per_collection[name]}
             for name in string_hashmap_order(self._per_collection)]
         event: TransactionEvent = {"status": "END", "id": self.id if tx_id is None else tx_id,
-                                   "event_count": self._total, "data_collections": collections, "ts_ms": self._ts_ms}
+                                   "event_count": self._total, "data_collections": collections,
+                                   "ts_ms": self._ts_ms if ts_ms is None else ts_ms}
         return self._record(event, order, position)
 
     def _record(self, event: TransactionEvent, order: tuple[int, ...], position: str) -> ChangeRecord:

@@ -112,8 +112,6 @@ def build_oracle_config(*, name: str, connection: Mapping[str, Any], options: Ma
     if mode_text in SNAPSHOT_MODE_ALIASES:
         warnings.append(f"snapshot.mode={mode_text} was removed in Debezium 3.0; "
                         f"it is read as {SNAPSHOT_MODE_ALIASES[mode_text]}")
-    if opts.get("lob.enabled"):
-        problems.append(ConfigProblem(f"{opath}.lob.enabled", "LOB mining is not supported by this connector yet"))
     skipped = {p.strip() for p in str(opts.get("skipped.operations") or "").split(",") if p.strip()}
     if skipped - _SKIPPABLE:
         problems.append(ConfigProblem(f"{opath}.skipped.operations",
@@ -135,7 +133,7 @@ def build_oracle_config(*, name: str, connection: Mapping[str, Any], options: Ma
     envelope = EnvelopeSettings(converters=converters, tombstones_on_delete=bool(opts.get("tombstones.on.delete")),
                                 skipped_operations=frozenset(skipped - {"none"}),
                                 include_redo_sql=bool(opts.get("log.mining.include.redo.sql")),
-                                database_offset=timedelta(0))
+                                database_offset=timedelta(0), lob_enabled=bool(opts.get("lob.enabled")))
     port = int(conn["port"] or opts.get("database.port") or 1528)
     settings = OracleConnectionSettings(str(conn["host"]), port, str(conn["user"]), str(conn["database"]),
                                         _secret(conn["password"]))

@@ -35,7 +35,8 @@ from typing import Any
 from cdc_sources.common import kschema as ks
 from cdc_sources.common.envelope import dumps, envelope_schema_version
 from cdc_sources.oracle.converters import OracleColumn, OracleConverterSettings, convert, field_schema
-from cdc_sources.oracle.redo import RedoColumn, RedoDml, RedoTable, RedoValue, parse_redo
+from cdc_sources.oracle.lob_merge import merge_lobs
+from cdc_sources.oracle.redo import DmlKind, RedoColumn, RedoDml, RedoTable, RedoValue, parse_redo
 from cdc_sources.oracle.source import OracleEvent, OracleSourceInfo, source_schema
 from cdc_sources.oracle.transactions import BufferedChange, ChangeKind, CommittedTransaction
 from cdc_sources.spi import HEADER_NEW_KEY, HEADER_OLD_KEY, SchemaVersion
@@ -49,6 +50,9 @@ __all__ = [
     "OracleTable",
     "utc_ms",
 ]
+
+
+_DML_OF = {ChangeKind.INSERT: DmlKind.INSERT, ChangeKind.UPDATE: DmlKind.UPDATE, ChangeKind.DELETE: DmlKind.DELETE}
 
 
 class OracleSchemaChangeError(ValueError):
@@ -106,6 +110,8 @@ class EnvelopeSettings:
     """``log.mining.include.redo.sql``."""
     database_offset: timedelta = timedelta(0)
     """The database's offset from UTC: LogMiner's ``TIMESTAMP`` is the database's local time."""
+    lob_enabled: bool = False
+    """``lob.enabled``: LOB operations are merged into their row changes (`cdc_sources.oracle.lob_merge`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +206,8 @@ class EventMaker:
 
     def transaction(self, tx: CommittedTransaction) -> list[OracleRecord]:
         """The records of one committed transaction, in its change order."""
+        if self._settings.lob_enabled:
+            return self._lob_transaction(tx)
         out: list[OracleRecord] = []
         first = tx.changes[0].row if tx.changes else None
         for seq, change in enumerate(tx.changes, start=1):
@@ -229,8 +237,41 @@ class EventMaker:
             out.extend(self._records(change, table, source, tx, seq))
         return out
 
+    def _lob_transaction(self, tx: CommittedTransaction) -> list[OracleRecord]:
+        """With ``lob.enabled``: the changes as Debezium's commit consumer hands them out, LOB
+        operations merged into them; ``txSeq``, ``start_scn`` and ``start_ts_ms`` count and come
+        from the changes handed out (Debezium's dispatch index), not the rows buffered."""
+        for change in tx.changes:
+            row = change.row
+            owner, name = row.seg_owner or "", row.table_name or ""
+            if (owner, name) not in self._tables and self._captures(owner, name):
+                raise OracleSchemaChangeError(
+                    f"SCN {row.scn} (XID {row.xid}): {owner}.{name} is captured by the table filters but was not "
+                    "when the capture started (created since?): restart the capture to take it in")
+            if change.kind is ChangeKind.DDL and (owner, name) in self._tables:
+                raise OracleSchemaChangeError(
+                    f"DDL at SCN {row.scn} (XID {row.xid}) on {owner}.{name}: "
+                    f"{(row.sql_redo or '').strip()!r}: DDL must be applied before the maker sees it")
+        merged = merge_lobs(tx.changes, lambda owner, name: self._tables.get((owner, name)))
+        out: list[OracleRecord] = []
+        offset = self._settings.database_offset
+        first = merged[0].change.row if merged else None
+        for seq, m in enumerate(merged, start=1):
+            row = m.change.row
+            table = self._tables[(row.seg_owner or "", row.table_name or "")]
+            assert first is not None
+            event = OracleEvent(
+                schema=table.schema, table=table.name, ts_ms=utc_ms(row.timestamp, offset),
+                scn=row.scn, commit_scn=tx.commit_scn, xid=tx.xid, tx_sequence=seq, user_name=tx.user_name,
+                rs_id=row.rs_id, ssn=0, redo_thread=row.thread, commit_ts_ms=utc_ms(tx.commit_time, offset),
+                start_scn=first.scn, start_ts_ms=utc_ms(first.timestamp, offset),
+                redo_sql=row.sql_redo if self._settings.include_redo_sql else None, row_id=row.row_id)
+            dml = RedoDml(_DML_OF[m.kind], *m.images()) if m.kind in _DML_OF else None
+            out.extend(self._records(BufferedChange(m.kind, row), table, self._source.block(event), tx, seq, dml))
+        return out
+
     def _records(self, change: BufferedChange, table: OracleTable, source: dict[str, Any],
-                 tx: CommittedTransaction, seq: int) -> list[OracleRecord]:
+                 tx: CommittedTransaction, seq: int, parsed: RedoDml | None = None) -> list[OracleRecord]:
         row = change.row
 
         def rec(kind: EventKind, key: dict[str, Any] | None, before: dict[str, Any] | None,
@@ -243,7 +284,7 @@ class EventMaker:
             if "t" in self._settings.skipped_operations:
                 return []
             return [rec(EventKind.TRUNCATE, None, None, None)]
-        dml: RedoDml = parse_redo(row.sql_redo or "", table.redo_table)
+        dml: RedoDml = parsed if parsed is not None else parse_redo(row.sql_redo or "", table.redo_table)
         before = self.row(table, dml.before) if dml.before else None
         after = self.row(table, dml.after) if dml.after else None
         skipped = self._settings.skipped_operations

@@ -41,6 +41,7 @@ from typing import NamedTuple
 
 __all__ = [
     "UNAVAILABLE",
+    "VALUE_PATTERN",
     "DmlKind",
     "RedoColumn",
     "RedoDml",
@@ -164,6 +165,9 @@ _ATOM = rf"(?:{_Q}|[A-Za-z_][A-Za-z0-9_$#.]*{_P1}|Unsupported Type|[^\s'(),;|]+)
 _EXPR = rf"{_ATOM}(?: *\|\| *{_ATOM})*"
 # A value: one quoted literal (first group, quotes included) or an expression (second group).
 _VALUE = rf"(?:({_Q})(?! *\|\|)|({_EXPR}))"
+VALUE_PATTERN = _VALUE
+"""The pattern of one value in LogMiner's statements (two groups: a quoted literal, quotes included,
+or an expression), for the parsers of LogMiner's other statement kinds."""
 _NAME = r'"[^"]*"'
 _TABLE = rf'{_NAME}(?:\.{_NAME})?'
 _ALIAS = r"(?: [A-Za-z_][A-Za-z0-9_$#]*)?"

@@ -51,6 +51,7 @@ from cdc_sources.oracle.schema_changes import SchemaChangeRecords, create_table_
 from cdc_sources.oracle.snapshot_values import redo_value
 from cdc_sources.oracle.source import OracleEvent, OracleSourceInfo
 from cdc_sources.oracle.tables import table_of
+from cdc_sources.oracle.transaction_metadata import OracleTransactionMetadata
 from cdc_sources.oracle.transactions import (
     ChangeKind,
     CommittedTransaction,
@@ -108,6 +109,10 @@ class OracleCaptureSession:
         source = OracleSourceInfo(config.name, db)
         self.maker = EventMaker(source, tables, config.envelope, captures=config.tables.includes_table)
         self.schema_records = SchemaChangeRecords(source, config.include_schema_changes)
+        opts = config.options.values
+        self._tx_metadata = OracleTransactionMetadata(
+            topic=f"{config.name}{opts.get('topic.delimiter') or '.'}{opts.get('topic.transaction') or 'transaction'}",
+            database=db) if opts.get("provide.transaction.metadata") else None
         self.query = mining_query(config.mining)
         select = self.query[len("SELECT "):self.query.index(" FROM V$LOGMNR_CONTENTS")]
         self._columns = tuple(c.strip() for c in select.split(","))
@@ -259,7 +264,8 @@ class OracleCaptureSession:
         assert offset.scn is not None
         low = offset.scn
         opts = self.config.mining
-        buffer = TransactionBuffer(username_include=opts.username_include, username_exclude=opts.username_exclude)
+        buffer = TransactionBuffer(username_include=opts.username_include, username_exclude=opts.username_exclude,
+                                   lob_enabled=opts.lob_enabled)
         ranks: dict[int, int] = {}
         while True:
             high = self._scn()
@@ -354,12 +360,18 @@ class OracleCaptureSession:
         except _BAD_INPUT as exc:
             raise OracleStreamError(f"source {self.config.name}: transaction {tx.xid} committed at SCN "
                                     f"{tx.commit_scn}: {exc}") from None
+        meta = None if self._tx_metadata is None else self._tx_metadata.records(
+            tx, made, position=position, order=(tx.commit_scn, rank))
         for i, rec in enumerate(made):
             version = self.maker.schema_version(rec.table)
             if version.schema_id not in self._announced:
                 self._announced.add(version.schema_id)
                 versions.append(version)
-            out.append(self._record(rec, version, position, (tx.commit_scn, rank, i)))
+            block = None if meta is None or rec.value is None else meta.blocks[i]
+            with_block = rec if block is None else replace(rec, value={**(rec.value or {}), "transaction": block})
+            out.append(self._record(with_block, version, position, (tx.commit_scn, rank, i)))
+        if meta is not None and meta.begin is not None and meta.end is not None:
+            out = [meta.begin, *out, meta.end]
         return [*versions, out] if out else versions
 
     def _record(self, rec: OracleRecord, version: SchemaVersion, position: str,

@@ -21,7 +21,10 @@ event carrying its transaction's ``commit_scn``:
 - ``REPLICATION_MARKER`` (27, written by GoldenGate) discards its transaction, which would
   otherwise never end (as Debezium does);
 - LOB, XML and extended-string operations (9, 10, 11, 29, 68, 70, 71, 91-93) are only mined with
-  ``lob.enabled``, which this buffer does not support: such a row is an error
+  ``lob.enabled``. With ``lob_enabled``, ``SELECT_LOB_LOCATOR``, ``LOB_WRITE`` and ``LOB_ERASE``
+  are buffered like row changes (joined over CSF pieces, undone by ``ROLLBACK = 1`` rows) and
+  assembled at commit (`cdc_sources.oracle.lob_merge`); ``LOB_TRIM`` is skipped, as Debezium does.
+  Without it, or for XML and extended-string operations (not supported), such a row is an error
   (`LogMinerRowError`), never silently dropped.
 
 Rows of excluded users (``log.mining.username.exclude.list``, or not in the include list) and
@@ -127,10 +130,15 @@ class ChangeKind(enum.Enum):
     DELETE = "delete"
     TRUNCATE = "truncate"
     DDL = "ddl"
+    SELECT_LOB_LOCATOR = "select_lob_locator"
+    LOB_WRITE = "lob_write"
+    LOB_ERASE = "lob_erase"
 
 
 _DML_KINDS = {Operation.INSERT: ChangeKind.INSERT, Operation.UPDATE: ChangeKind.UPDATE,
               Operation.DELETE: ChangeKind.DELETE}
+_LOB_KINDS = {Operation.SELECT_LOB_LOCATOR: ChangeKind.SELECT_LOB_LOCATOR, Operation.LOB_WRITE: ChangeKind.LOB_WRITE,
+              Operation.LOB_ERASE: ChangeKind.LOB_ERASE}
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +160,8 @@ class CommittedTransaction:
     changes: tuple[BufferedChange, ...]
     user_name: str | None = None
     """The user of the transaction's first row (its ``START``, else its first change)."""
+    start_time: datetime | None = None
+    """The time of the transaction's first row (its ``START``, else its first change)."""
 
 
 @dataclass(slots=True)
@@ -166,12 +176,14 @@ class BufferStats:
     replication_markers: int = 0
     undone_changes: int = 0
     unmatched_undo: int = 0
+    lob_trims: int = 0
 
 
 @dataclass(slots=True)
 class _Open:
     start_scn: int
     user_name: str | None = None
+    start_time: datetime | None = None
     changes: list[BufferedChange] = field(default_factory=list)
     fragment: list[LogMinerRow] = field(default_factory=list)
 
@@ -185,11 +197,13 @@ class TransactionBuffer:
         snapshot_scn: rows at or below it are skipped, unless their XID is in ``snapshot_pending``.
         snapshot_pending: transactions in flight when the snapshot was taken.
         ddl_user_exclude: DDL by these users is skipped (Debezium: ``SYS``, ``SYSTEM``).
+        lob_enabled: ``lob.enabled``: LOB operations are buffered with the row changes.
     """
 
     def __init__(self, *, username_include: Iterable[str] = (), username_exclude: Iterable[str] = (),
                  snapshot_scn: int | None = None, snapshot_pending: Iterable[str] = (),
-                 ddl_user_exclude: Iterable[str] = _DDL_USERS) -> None:
+                 ddl_user_exclude: Iterable[str] = _DDL_USERS, lob_enabled: bool = False) -> None:
+        self._lob_enabled = lob_enabled
         self._include = frozenset(u.upper() for u in username_include)
         self._exclude = frozenset(u.upper() for u in username_exclude)
         self._snapshot_scn = snapshot_scn
@@ -225,7 +239,7 @@ class TransactionBuffer:
                 self.stats.replication_markers += 1
             return []
         if op is Operation.START:
-            self._open.setdefault(row.xid, _Open(row.scn, row.username))
+            self._open.setdefault(row.xid, _Open(row.scn, row.username, row.timestamp))
             return []
         if op is Operation.MISSING_SCN:
             self.stats.missing_scn += 1
@@ -233,9 +247,17 @@ class TransactionBuffer:
         if op is Operation.UNSUPPORTED:
             self.stats.unsupported += 1
             return []
+        if self._lob_enabled and op in _LOB_KINDS:
+            return self._dml(row, _LOB_KINDS[op])
+        if self._lob_enabled and op is Operation.LOB_TRIM:
+            self.stats.lob_trims += 1
+            return []
+        if self._lob_enabled and op in _LOB_OPERATIONS:
+            raise LogMinerRowError(f"{op.name} at SCN {row.scn} (XID {row.xid}): XML and extended-string operations "
+                                   "are not supported by this connector")
         if op in _LOB_OPERATIONS:
-            raise LogMinerRowError(f"LOB operation {op.name} at SCN {row.scn} (XID {row.xid}): lob.enabled is "
-                                   "not supported by this connector; mine without LOB operations")
+            raise LogMinerRowError(f"LOB operation {op.name} at SCN {row.scn} (XID {row.xid}) mined without "
+                                   "lob.enabled: the mining query selects LOB operations only with lob.enabled")
         if op is Operation.DDL:
             return self._ddl(row)
         return self._dml(row, _DML_KINDS[op])
@@ -258,7 +280,7 @@ class TransactionBuffer:
             self._undo(row)  # an undo row opens no transaction
             return []
         if tx is None:
-            tx = self._open[row.xid] = _Open(row.scn, row.username)
+            tx = self._open[row.xid] = _Open(row.scn, row.username, row.timestamp)
         if row.csf:  # the statement continues in the next row of this transaction
             tx.fragment.append(row)
             return []
@@ -303,7 +325,8 @@ class TransactionBuffer:
                                    f"statement that started at SCN {tx.fragment[0].scn}")
         if not tx.changes:
             return []
-        return [CommittedTransaction(row.xid, row.scn, row.timestamp, row.thread, tuple(tx.changes), tx.user_name)]
+        return [CommittedTransaction(row.xid, row.scn, row.timestamp, row.thread, tuple(tx.changes), tx.user_name,
+                                     tx.start_time)]
 
     def _ddl(self, row: LogMinerRow) -> list[CommittedTransaction]:
         if (row.username or "").upper() in self._ddl_exclude or self._skipped(row):

@@ -34,8 +34,9 @@ def test_valid_options_build_the_connector_and_unsupported_modes_are_named() -> 
         ("sources[0].connection.database", "required"),
         ("sources[0].options.snapshot.mode",
          "'configuration_based' is not supported by this connector yet; supported: always, initial, initial_only, "
-         "no_data, recovery, when_needed"),
-        ("sources[0].options.lob.enabled", "LOB mining is not supported by this connector yet")]
+         "no_data, recovery, when_needed")]
+    connector, problems = build_connector(spec({"lob.enabled": True}), "sources[0]")
+    assert problems == [] and connector is not None
 
 
 def test_an_unreachable_server_is_a_retriable_error_naming_where_never_the_password() -> None:

@@ -121,6 +121,7 @@ class FakeOracleDatabase:
     """DDL the database ran: from each SCN on, the dictionary (``ALL_TABLES``, ``ALL_TAB_COLUMNS``,
     keys, ``AS OF SCN`` selects) shows the table as given (None: dropped)."""
     served: list[str] = field(default_factory=list)
+    _codes: frozenset[int] = field(init=False, repr=False, default=_CODES)
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -129,6 +130,9 @@ class FakeOracleDatabase:
             if missing:
                 raise ValueError(f"V$LOGMNR_CONTENTS row at SCN {row.get('SCN')}: columns differ: {sorted(missing)}")
         self.contents.sort(key=lambda r: int(r["SCN"]))
+        # the operation codes the query selects (LOB operations only with lob.enabled)
+        listed = re.search(r"OPERATION_CODE IN \(([0-9,]+)\)", self.mining_query)
+        self._codes = frozenset(int(c) for c in listed.group(1).split(",")) if listed else _CODES
         self._scns = [int(r["SCN"]) for r in self.contents]
 
     def tables_at(self, scn: int) -> dict[tuple[str, str], FakeTable]:
@@ -334,7 +338,7 @@ class FakeCursor:
         out = []
         for r in self._db.rows_between(low, high):
             code, owner, table = r["OPERATION_CODE"], r["SEG_OWNER"], r["TABLE_NAME"]
-            wanted = ((code in _CODES and (owner is None or owner not in _EXCLUDED)
+            wanted = ((code in self._db._codes and (owner is None or owner not in _EXCLUDED)
                        and (table is None or not str(table).startswith("MLOG$")))
                       or (code == 5 and r["INFO"] is not None and not str(r["INFO"]).startswith("INTERNAL DDL")))
             if wanted:

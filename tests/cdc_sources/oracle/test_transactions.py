@@ -175,3 +175,16 @@ def test_undo_rows_open_no_transaction_and_match_by_xid_prefix_without_sequence(
     assert buffer.open_transactions == {"0a001b00c7030000": 140}
     assert (buffer.stats.undone_changes, buffer.stats.unmatched_undo) == (1, 2)
     assert [c.row.row_id for c in buffer.feed(row(145, COMMIT, "0a001b00c7030000"))[0].changes] == ["R2"]
+
+
+def test_with_lob_enabled_lob_operations_are_buffered_trims_skipped_xml_refused() -> None:
+    rows = [ins(140, "b", 1), row(141, 9, "b", "sel", csf=True), row(141, 9, "b", "ect"), row(142, 10, "b", "write"),
+            row(143, 11, "b", "trim"), row(144, 29, "b", "erase"), row(145, COMMIT, "b")]
+    txs, buffer = run(rows, lob_enabled=True)
+    assert [(c.kind, c.row.sql_redo) for c in txs[0].changes][1:] == [
+        (ChangeKind.SELECT_LOB_LOCATOR, "select"), (ChangeKind.LOB_WRITE, "write"), (ChangeKind.LOB_ERASE, "erase")]
+    assert buffer.stats.lob_trims == 1
+    assert txs[0].start_time == datetime(2026, 1, 1, 0, 0, 140 % 60)
+    for code in (68, 70, 71, 91, 92, 93):
+        with pytest.raises(LogMinerRowError, match="XML and extended-string operations are not supported"):
+            run([row(150, code, "x")], lob_enabled=True)
