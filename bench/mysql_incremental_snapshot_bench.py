@@ -16,7 +16,10 @@ Each time is the wall time of the capture run (process start-up excluded, captur
 included; an untimed ``initial`` and ``incremental`` run of a small table come first, so that
 no measured run pays the process's first imports), rows/s is the table's rows over it. The
 ratio column is against ``initial`` of the same size (its best run). The machine's load
-average is printed before and after. The PostgreSQL counterpart is `bench.incremental_snapshot_bench`.
+average is printed before and after. Wall times on a shared machine swing with its load, so
+each run also reports the CPU time it used: the capture's (this process, all its threads, and
+the reader processes it ended) and the server's (``mariadbd``), both far steadier than the
+wall time when other work competes for the cores. The PostgreSQL counterpart is `bench.incremental_snapshot_bench`.
 """
 
 from __future__ import annotations
@@ -24,11 +27,13 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import shutil
 import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +50,28 @@ from pipelines.local_mariadb import LocalMariaDB
 SCENARIOS = ("initial", "incremental", "incremental+load")
 WARM_UP_ROWS = 2_000
 """Rows of the untimed warm-up runs before the measured ones."""
+
+
+@dataclass(frozen=True)
+class Run(Result):
+    """A measured run, with the CPU seconds the capture and the server used during it."""
+
+    capture_cpu: float = 0.0
+    server_cpu: float = 0.0
+
+
+def _own_cpu() -> float:
+    """CPU seconds of this process (every thread) and of its ended child processes."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+def _server_cpu(server: LocalMariaDB) -> float:
+    """CPU seconds the server process has used so far (``/proc``)."""
+    if server.proc is None:
+        return 0.0
+    fields = Path(f"/proc/{server.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
 
 def _pipeline(root: Path, port: int, db: str, server_id: int, mode: str, chunk: int) -> str:
@@ -99,7 +126,7 @@ class _Load(threading.Thread):
             conn.close()
 
 
-def _run(server: LocalMariaDB, work: Path, n: int, scenario: str, rows: int, chunk: int, tps: int) -> Result:
+def _run(server: LocalMariaDB, work: Path, n: int, scenario: str, rows: int, chunk: int, tps: int) -> Run:
     db = f"bench_{n}"
     _execute(server.connect_args(), f"CREATE DATABASE {db}")
     args = server.connect_args(db)
@@ -114,9 +141,11 @@ def _run(server: LocalMariaDB, work: Path, n: int, scenario: str, rows: int, chu
     load = _Load(args, rows, tps) if scenario == "incremental+load" else None
     if load:
         load.start()
+    cpu, server_cpu = _own_cpu(), _server_cpu(server)
     start = time.monotonic()
     result = run_capture(cfg, until_idle=True)["my"]
     seconds = time.monotonic() - start
+    cpu, server_cpu = _own_cpu() - cpu, _server_cpu(server) - server_cpu
     written = result.per_topic.get(f"my.{db}.items", 0)
     if written < rows:  # the run must have read the whole table, or its time means nothing
         raise SystemExit(f"{scenario}: only {written} of {rows} rows reached bronze")
@@ -125,7 +154,7 @@ def _run(server: LocalMariaDB, work: Path, n: int, scenario: str, rows: int, chu
         load.join()
     _execute(server.connect_args(), f"DROP DATABASE {db}")
     shutil.rmtree(root, ignore_errors=True)
-    return Result(scenario, rows, seconds, load.writes if load else 0)
+    return Run(scenario, rows, seconds, load.writes if load else 0, cpu, server_cpu)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -148,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="myincbench-"))
     server = LocalMariaDB(work / "mariadb")
     server.start()
-    results: list[Result] = []
+    results: list[Run] = []
     try:
         n = 0
         for scenario in ("initial", "incremental"):  # untimed: the first capture of a process pays its imports
@@ -167,22 +196,26 @@ def main(argv: list[str] | None = None) -> int:
     load_after = os.getloadavg()
     print(f"\nMariaDB chunk={args.chunk_size} load={args.load_tps} updates/s; load average (1, 5, 15 min) "
           f"before {_load(load_before)}, after {_load(load_after)}")
-    print(f"| {'rows':>9} | {'scenario':<17} | {'seconds':>8} | {'rows/s':>9} | {'vs initial':>10} | {'writes':>7} |")
-    print(f"|{'-' * 11}|{'-' * 19}|{'-' * 10}|{'-' * 11}|{'-' * 12}|{'-' * 9}|")
+    print(f"| {'rows':>9} | {'scenario':<17} | {'seconds':>8} | {'rows/s':>9} | {'vs initial':>10} | {'writes':>7} "
+          f"| {'capture CPU s':>13} | {'server CPU s':>12} |")
+    print(f"|{'-' * 11}|{'-' * 19}|{'-' * 10}|{'-' * 11}|{'-' * 12}|{'-' * 9}|{'-' * 15}|{'-' * 14}|")
     for r in results:
         base = min(b.seconds for b in results if b.scenario == "initial" and b.rows == r.rows)
         print(f"| {r.rows:>9,} | {r.scenario:<17} | {r.seconds:>8.2f} | {r.rate:>9,.0f} | {base / r.seconds:>10.2f} "
-              f"| {r.writes:>7} |")
+              f"| {r.writes:>7} | {r.capture_cpu:>13.2f} | {r.server_cpu:>12.2f} |")
     if args.runs > 1:
-        print(f"\nBest of {args.runs} runs")
-        print(f"| {'rows':>9} | {'scenario':<17} | {'seconds':>8} | {'rows/s':>9} | {'vs initial':>10} |")
-        print(f"|{'-' * 11}|{'-' * 19}|{'-' * 10}|{'-' * 11}|{'-' * 12}|")
+        print(f"\nBest of {args.runs} runs (CPU: the least of the runs)")
+        print(f"| {'rows':>9} | {'scenario':<17} | {'seconds':>8} | {'rows/s':>9} | {'vs initial':>10} "
+              f"| {'capture CPU s':>13} | {'server CPU s':>12} |")
+        print(f"|{'-' * 11}|{'-' * 19}|{'-' * 10}|{'-' * 11}|{'-' * 12}|{'-' * 15}|{'-' * 14}|")
         for rows in args.rows:
             base = min(b.seconds for b in results if b.scenario == "initial" and b.rows == rows)
             for scenario in scenarios:
-                best = min((r for r in results if r.rows == rows and r.scenario == scenario), key=lambda r: r.seconds)
+                runs = [r for r in results if r.rows == rows and r.scenario == scenario]
+                best = min(runs, key=lambda r: r.seconds)
                 print(f"| {rows:>9,} | {scenario:<17} | {best.seconds:>8.2f} | {best.rate:>9,.0f} "
-                      f"| {base / best.seconds:>10.2f} |")
+                      f"| {base / best.seconds:>10.2f} | {min(r.capture_cpu for r in runs):>13.2f} "
+                      f"| {min(r.server_cpu for r in runs):>12.2f} |")
     return 0
 
 

@@ -163,8 +163,10 @@ class ChunkSource(Protocol):
         """Insert ``<window_id>-open`` (``snapshot-window-open``) or ``-close`` into the signal table."""
         ...
 
-    def watermarks_present(self, window_id: str) -> dict[str, str | None]:
-        """The window's watermarks in the signal table: id -> data."""
+    def open_watermark(self, window_id: str) -> dict[str, str | None]:
+        """Insert ``<window_id>-open`` unless it is in the signal table already (a chunk read again
+        after a restart), and return the window's watermarks that were there before: id -> data
+        (empty for a new window)."""
         ...
 
     def read_events(self, c: SnapshotCollection, chunk: Chunk, order_key: tuple[int, ...],
@@ -616,9 +618,7 @@ class IncrementalSnapshotter:
             return False
         src = self.source
         chunk_id = self._chunk_id(st)
-        present = src.watermarks_present(chunk_id)
-        if f"{chunk_id}-open" not in present:
-            src.insert_watermark(chunk_id, opens=True)
+        present = src.open_watermark(chunk_id)
         known = _range(present.get(f"{chunk_id}-close"))
         if st.max_key is None:  # after the open watermark: a larger key is a row streamed after it
             top = known[2] if known else src.max_key(c, key)

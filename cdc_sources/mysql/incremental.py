@@ -13,7 +13,9 @@ h)``, see `emission_order`). Keys are kept as text (``CAST(... AS CHAR)``): the 
 converts them back when comparing, so key columns whose text does not order and compare like
 their values (binary strings, BIT, ENUM, SET, JSON, spatial types) cannot chunk; a
 ``surrogate-key`` of another type can. Watermarks are inserted into the signal table as ``(id,
-type, data)``, each in its own transaction, and recognised when the binlog brings them back.
+type, data)``, each in its own transaction, and recognised when the binlog brings them back; the
+open one by a statement that inserts it only when neither of its window's watermarks is there, so
+a new chunk costs no separate look-up.
 """
 
 from __future__ import annotations
@@ -120,6 +122,16 @@ class MySqlChunkSource:
             with self.conn.cursor() as cur:
                 cur.execute(sql, tuple(args) if args else None)  # None: a `%` in the text is not a placeholder
                 return list(cur.fetchall())
+        except Exception as exc:
+            if error_code(exc) is None and not isinstance(exc, OSError):
+                raise
+            raise classify(exc, where=where) from None
+
+    def execute(self, sql: str, args: Sequence[Any], *, where: str) -> int:
+        """Run a statement that returns no rows; its affected rows. Errors as `query`'s."""
+        try:
+            with self.conn.cursor() as cur:
+                return int(cur.execute(sql, tuple(args)))
         except Exception as exc:
             if error_code(exc) is None and not isinstance(exc, OSError):
                 raise
@@ -232,7 +244,27 @@ class MySqlChunkSource:
                     (f"{window_id}-{'open' if opens else 'close'}", kind, data),
                     where=f"inserting a watermark into signal table {self._signal_name()}")
 
+    def open_watermark(self, window_id: str) -> dict[str, str | None]:
+        """One statement for a new window: the open watermark is inserted only when neither of the
+        window's watermarks is there (the ``SELECT`` reads the signal table through a derived
+        table, which MySQL allows in an ``INSERT ... SELECT`` into the same table); when one is (a
+        chunk read again), the watermarks are looked up as they stand."""
+        signal = self._signal_sql()
+        id_column = _q(self._id_column())
+        inserted = self.execute(
+            f"INSERT INTO {signal} SELECT %s, %s, NULL FROM (SELECT COUNT(*) AS n FROM {signal} "
+            f"WHERE {id_column} IN (%s, %s)) AS present WHERE present.n = 0",
+            (f"{window_id}-open", "snapshot-window-open", f"{window_id}-open", f"{window_id}-close"),
+            where=f"inserting a watermark into signal table {self._signal_name()}")
+        if inserted:
+            return {}
+        present = self.watermarks_present(window_id)
+        if f"{window_id}-open" not in present:
+            self.insert_watermark(window_id, opens=True)
+        return present
+
     def watermarks_present(self, window_id: str) -> dict[str, str | None]:
+        """The window's watermarks in the signal table: id -> data."""
         id_column = self._id_column()
         rows = self.query(f"SELECT * FROM {self._signal_sql()} WHERE {_q(id_column)} IN (%s, %s)",
                            (f"{window_id}-open", f"{window_id}-close"),

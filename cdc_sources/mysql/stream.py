@@ -186,6 +186,15 @@ class _Tx:
 
 
 @dataclass
+class _IdleEnd:
+    """Where an ``--until-idle`` run ends: the binlog end as (file number, position) when it was
+    read (None: unknown), and whether work done since has written past it (`MySqlStreamReader._ends_at`)."""
+
+    target: tuple[int, int] | None
+    stale: bool = False
+
+
+@dataclass
 class MySqlStreamReader:
     """Reads the binlog from `BinlogResume` and yields `StreamItem`s. Not thread-safe.
 
@@ -209,8 +218,9 @@ class MySqlStreamReader:
             resume position is already there), or at a heartbeat, whichever comes first. None:
             only a heartbeat ends it.
         busy: whether work is pending that needs the stream to go on (an incremental snapshot's
-            chunk awaiting its watermarks): ``--until-idle`` does not end meanwhile, and reads on
-            to the binlog's new end.
+            chunk awaiting its watermarks): ``--until-idle`` does not end meanwhile, and once the
+            work is done reads on to the binlog's end as it stands then (asked for once, not at
+            every transaction end while busy).
 
     Driver errors while reading (the server went away, refused the reconnection, killed the
     dump thread) are raised as `cdc_sources.mysql.errors.classify` classifies them: a lost or
@@ -267,8 +277,9 @@ class MySqlStreamReader:
         }
         last_heartbeat = time.monotonic()
         pos = self.resume.pos
-        target = self._idle_target() if until_idle else None
-        if target is not None and self._reached(target, pos) and not self.busy():  # nothing to read: no dump
+        end = _IdleEnd(self._idle_target()) if until_idle else None
+        if end is not None and end.target is not None and self._reached(end.target, pos) and not self.busy():
+            # nothing to read: no dump
             yield Checkpoint(self._idle_offset(pos), idle=True)
             return
         while True:  # reopened only if the server ends the dump (a lost connection raises)
@@ -309,14 +320,26 @@ class MySqlStreamReader:
                         pos = int(packet.log_pos)
                     if self._out:
                         yield from self._drain()
-                    if target is not None and self._tx is None and packet.log_pos and self._reached(target, pos):
-                        if self.busy():  # the snapshot wrote watermarks past the old end: read on to the new one
-                            target = self._idle_target()
-                            continue
+                    if end is not None and self._tx is None and packet.log_pos and self._ends_at(end, pos):
                         yield Checkpoint(self._idle_offset(pos), idle=True)
                         return
             finally:
                 stream.close()
+
+    def _ends_at(self, end: _IdleEnd, pos: int) -> bool:
+        """Whether an ``--until-idle`` run ends at ``pos`` of the current file, a transaction end:
+        at or past the end, with nothing busy. Past the end while busy, the end is stale (an
+        incremental snapshot wrote watermarks after it, and the stream reads on to them: they are
+        in the binlog); it is read again once, when the work is done, not at every chunk."""
+        if end.target is None or not self._reached(end.target, pos):
+            return False
+        if self.busy():
+            end.stale = True
+            return False
+        if end.stale:
+            end.target, end.stale = self._idle_target(), False
+            return end.target is not None and self._reached(end.target, pos)
+        return True
 
     def _idle_target(self) -> tuple[int, int] | None:
         """The binlog end as (file number, position), if the session can tell it."""

@@ -132,7 +132,14 @@ class PostgresChunkSource:
         self.conn.execute(f"INSERT INTO {self._signal_sql} VALUES (%s, %s, %s)",
                           (f"{window_id}-{'open' if opens else 'close'}", kind, data))
 
+    def open_watermark(self, window_id: str) -> dict[str, str | None]:
+        present = self.watermarks_present(window_id)
+        if f"{window_id}-open" not in present:
+            self.insert_watermark(window_id, opens=True)
+        return present
+
     def watermarks_present(self, window_id: str) -> dict[str, str | None]:
+        """The window's watermarks in the signal table: id -> data."""
         rows = self.conn.execute(
             f"SELECT s.id, s.data::text FROM (SELECT * FROM {self._signal_sql}) AS s(id, type, data) "
             "WHERE s.id IN (%s, %s)", (f"{window_id}-open", f"{window_id}-close")).fetchall()

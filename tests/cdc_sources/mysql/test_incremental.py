@@ -10,6 +10,7 @@ from itertools import groupby
 from typing import Any
 
 import orjson
+import pymysql
 import pytest
 
 from cdc_sources.common.envelope import VERSION
@@ -157,6 +158,63 @@ def test_pause_resume_stop_and_the_file_channel(mariadb_db, tmp_path):
     run_capture(cfg, until_idle=True)
     assert len(_ids(root, mariadb_db)) == 230  # stopped before its first chunk closed: nothing more
     assert "incremental_snapshot_collections" not in last_offset(root)
+
+
+def _logged_statements(db: dict[str, Any], run: Callable[[], object]) -> list[str]:
+    """The statements the server ran while ``run`` ran (its general log, kept in a table)."""
+    execute(db, "SET GLOBAL log_output = 'TABLE'", "TRUNCATE TABLE mysql.general_log", "SET GLOBAL general_log = 1")
+    try:
+        run()
+    finally:
+        execute(db, "SET GLOBAL general_log = 0")
+    conn = pymysql.connect(**db)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT CONVERT(argument USING utf8mb4) FROM mysql.general_log WHERE command_type = 'Query'")
+            return [str(r[0]) for r in cur.fetchall()]
+    finally:
+        conn.close()
+        execute(db, "TRUNCATE TABLE mysql.general_log")
+
+
+def test_a_chunk_costs_its_two_watermark_inserts_and_its_query_and_the_binlog_end_is_read_once(mariadb_db, tmp_path):
+    root, name = str(tmp_path / "lake"), mariadb_db["database"]
+    cfg = _started(mariadb_db, root, 500)  # 10 chunks of 50
+    signal(mariadb_db, "n-1", "execute-snapshot", {"data-collections": [f"{name}.items"]})
+    statements = _logged_statements(mariadb_db, lambda: run_capture(cfg, until_idle=True))
+    assert _ids(root, mariadb_db, lambda i: i) == list(range(1, 501))
+    on_signals = [s for s in statements if f"`{name}`.`dbz_signal`" in s]
+    assert sum(s.startswith("INSERT") and "snapshot-window-open" in s for s in on_signals) == 10
+    assert sum(s.startswith("INSERT") and "snapshot-window-close" in s for s in on_signals) == 10
+    assert not [s for s in on_signals if s.startswith("SELECT") and "WHERE" in s]  # no look-up per chunk
+    chunk_queries = [s for s in statements if s.startswith("SELECT") and f"`{name}`.`items`" in s and "LIMIT 51" in s]
+    assert len(chunk_queries) == 10
+    # the binlog end: when streaming starts and when the snapshot is done, not after each chunk
+    assert sum(s.strip().upper() == "SHOW MASTER STATUS" for s in statements) <= 3
+
+
+def test_the_open_watermark_is_inserted_once_and_a_window_written_before_is_returned(mariadb_db):
+    setup_items(mariadb_db, 0)
+    name = mariadb_db["database"]
+    src = MySqlChunkSource(connect=lambda: pymysql.connect(**mariadb_db, autocommit=True), table_def=lambda t: None,
+                           codec_for=lambda d: None, source=SourceInfo("mariadb", "my", VERSION),  # type: ignore[arg-type,return-value]
+                           signal_table=(name, "dbz_signal"))
+    try:
+        assert src.open_watermark("w1") == {}  # a new window
+        assert src.open_watermark("w1") == {"w1-open": None}  # read again: there already, not inserted twice
+        src.insert_watermark("w1", opens=False, data='{"upto": ["7"]}')
+        execute(mariadb_db, "DELETE FROM dbz_signal WHERE id = 'w1-open'")
+        assert src.open_watermark("w1") == {"w1-close": '{"upto": ["7"]}'}  # the close's range, the open added
+    finally:
+        src.close()
+    conn = pymysql.connect(**mariadb_db)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT id, type, data FROM dbz_signal ORDER BY id")
+            assert cur.fetchall() == (("w1-close", "snapshot-window-close", '{"upto": ["7"]}'),
+                                      ("w1-open", "snapshot-window-open", None))
+    finally:
+        conn.close()
 
 
 def test_signals_are_found_under_another_topic_delimiter(mariadb_db, tmp_path):

@@ -87,8 +87,8 @@ class _Items:
     def insert_watermark(self, window_id: str, *, opens: bool, data: str | None = None) -> None:
         raise AssertionError("read.only: nothing may be written to the source")
 
-    def watermarks_present(self, window_id: str) -> dict[str, str | None]:
-        raise AssertionError("read.only: no signal table is read")
+    def open_watermark(self, window_id: str) -> dict[str, str | None]:
+        raise AssertionError("read.only: nothing may be written to the source")
 
     def read_events(self, c: SnapshotCollection, chunk: Chunk, order_key: tuple[int, ...],
                     position: str) -> list[StreamItem]:
