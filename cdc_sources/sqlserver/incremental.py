@@ -181,7 +181,14 @@ class SqlServerChunkSource:
         kind = "snapshot-window-open" if opens else "snapshot-window-close"
         self.gateway.insert_signal(s.schema, s.table, (f"{window_id}-{'open' if opens else 'close'}", kind, data))
 
+    def open_watermark(self, window_id: str) -> dict[str, str | None]:
+        present = self.watermarks_present(window_id)
+        if f"{window_id}-open" not in present:
+            self.insert_watermark(window_id, opens=True)
+        return present
+
     def watermarks_present(self, window_id: str) -> dict[str, str | None]:
+        """The window's watermarks in the signal table: id -> data."""
         s = self.signal_table
         if self._signal_columns is None:
             names = [col.name for col in self.gateway.table_columns(s.schema, s.table)]

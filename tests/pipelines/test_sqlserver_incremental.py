@@ -221,6 +221,7 @@ def test_pause_resume_through_the_file_channel_and_stop(emulator: SqlServerEmula
     agent.sync()
 
     def run() -> list[int]:
+        agent.sync()  # the signals are in the change table before capture looks for its end (a loaded machine)
         with emulated(), agent.running(interval=0.05):
             run_capture(config, until_idle=True)
         return _incremental_reads(read_topic(root, topic))
@@ -276,6 +277,7 @@ def test_blocking_snapshots_read_the_table_whole_or_filtered_between_transaction
     agent.sync()
 
     def run() -> list[tuple[int, str]]:
+        agent.sync()  # the signals are in the change table before capture looks for its end (a loaded machine)
         with emulated(), agent.running(interval=0.05):
             run_capture(config, until_idle=True)
         return _blocking_reads(read_topic(root, topic))
