@@ -282,7 +282,7 @@ class SqlServerCaptureSession:
                 yield t.version
             ts_ns = time.time_ns()
             for n, t in enumerate(tables):
-                yield self._recorded(self._create_record(t, point, position, ts_ns, n))
+                yield from self._recorded(self._create_record(t, point, position, ts_ns, n))
             for n, t in enumerate(tables):
                 rows = yield from self._snapshot_table(t, n, tables, point, position)
                 yield SnapshotProgress(f"{t.instance.table.schema}.{t.instance.table.table}", rows, n + 1,
