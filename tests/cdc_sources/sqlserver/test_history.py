@@ -220,3 +220,17 @@ def test_parse_table_id() -> None:
     with pytest.raises(ValueError, match="not a quoted table id"):
         parse_table_id("inv.dbo.t")
 
+
+
+def test_no_data_writes_the_create_events_once_at_the_first_start(emulator: SqlServerEmulator, tmp_path: Path) -> None:
+    """``snapshot.mode: no_data`` without an offset: a CREATE per table (Debezium's schema-only
+    snapshot marks it ``snapshot: true``), none at later starts; no row is snapshotted."""
+    root = str(tmp_path / "lake")
+    db = _db(emulator)
+    _capture(root, emulator, **{"snapshot.mode": "no_data"})
+    _capture(root, emulator, **{"snapshot.mode": "no_data"})
+    values = [orjson.loads(r["value"]) for r in read_topic(root, SOURCE)]
+    assert [(v["tableChanges"][0]["id"], v["source"]["snapshot"]) for v in values] == [
+        (f'"{db}"."dbo"."customers"', "true")]
+    assert _history(root) == [f'"{db}"."dbo"."customers"']
+    assert read_topic(root, f"{SOURCE}.{db}.dbo.customers") == []
