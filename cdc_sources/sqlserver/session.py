@@ -102,12 +102,12 @@ __all__ = ["OffsetCarrier", "SqlServerCaptureSession", "order_key"]
 log = logging.getLogger(__name__)
 
 _AFTER_ALL = 2**63 - 1
+"""An order-key element above every serial: a heartbeat sorts after the events of its offset."""
 _AFTER_OFFSET = 2**62
 """An index above every record of one serial: the start's ``CREATE`` events sort after the stored
 offset's event and before the next one."""
 _AFTER_START = _AFTER_OFFSET + 2**61
 """Above the start's ``CREATE`` events: a table's first capture instance found at the first poll."""
-"""An order-key element above every serial: a heartbeat sorts after the events of its offset."""
 
 
 @dataclass(frozen=True)
@@ -237,8 +237,9 @@ class SqlServerCaptureSession:
             # a table is readable from the offset when one of its instances still holds it: a
             # newer instance (a schema change) starts later, and the older one covers the offset
             covered: dict[TableId, bool] = {}
+            new = self._new_tables()
             for name, t in self.tables.items():
-                if t.instance.table in self._new_tables():
+                if t.instance.table in new:
                     continue  # new to the capture: streamed from its instance's start (see stream_start)
                 low = self.gateway.min_lsn(name)
                 holds = not low.available or low == Lsn(bytes(10)) or stored.commit_lsn >= low
@@ -483,7 +484,8 @@ class SqlServerCaptureSession:
                             "captured; take a new snapshot (snapshot.mode=always, or an incremental snapshot) "
                             "if there were", name, later[0].start_lsn, later[0].name, table, start, name)
             del self.tables[name]
-        known = {t.instance.table for t in self.tables.values()}
+        # a table the history records (its capture disabled, now enabled again) is not new, as in Debezium
+        known = {t.instance.table for t in self.tables.values()} | self.recorded.tables
         for k, t in enumerate(added):
             log.info("capture instance %s of table %s appeared (start LSN %s): its schema applies from there",
                      t.instance.name, t.instance.table, t.instance.start_lsn)

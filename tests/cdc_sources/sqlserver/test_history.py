@@ -6,6 +6,7 @@ oracles are the source tables read with psycopg and the workload's own changes."
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import shutil
 from collections.abc import Iterator
@@ -141,6 +142,36 @@ def test_a_disabled_table_gets_no_event_and_no_create_when_enabled_again(emulato
     _capture(root, emulator)
     assert _schema_changes(root) == [("CREATE", f'"{db}"."dbo"."customers"')]
     assert [(r["op"], orjson.loads(r["key"])["id"]) for r in read_topic(root, topic) if r["op"] != "r"] == [("c", 7)]
+
+
+def _enable_again(dsn: str) -> None:
+    """Run in the child capture as its stream starts: the table's capture enabled again, a row."""
+    emu = SqlServerEmulator(dsn)
+    emu.enable_table("dbo", "customers")
+    emu.execute("INSERT INTO dbo.customers VALUES (8, 'eight')")
+    emu.agent().sync()
+
+
+def test_a_recorded_table_enabled_again_while_streaming_gets_no_create(emulator: SqlServerEmulator,
+                                                                       tmp_path: Path) -> None:
+    """The capture instance found while streaming belongs to a table the history records (its
+    capture was disabled while the connector was stopped): no CREATE, as in Debezium."""
+    root = str(tmp_path / "lake")
+    db = _db(emulator)
+    text = sqlserver_pipeline_text(root, emulator.dsn)
+    _capture(root, emulator)
+    emulator.disable_table("dbo", "customers", "dbo_customers")
+    _capture(root, emulator)
+    plan = TracePlan(str(tmp_path / "trace"), ack="cdc_sources.sqlserver.session:SqlServerCaptureSession.acknowledge",
+                     stream="cdc_sources.sqlserver.session:SqlServerCaptureSession.stream",
+                     before_stream=functools.partial(_enable_again, emulator.dsn))
+    child = multiprocessing.get_context("forkserver").Process(target=traced_emulated_capture, args=(text, plan))
+    child.start()
+    child.join(120)
+    assert child.exitcode == 0
+    assert _schema_changes(root) == [("CREATE", f'"{db}"."dbo"."customers"')]
+    rows = read_topic(root, f"{SOURCE}.{db}.dbo.customers")
+    assert [(r["op"], orjson.loads(r["key"])["id"]) for r in rows if r["op"] != "r"] == [("c", 8)]
 
 
 @pytest.mark.parametrize("table", ["history", SOURCE])
