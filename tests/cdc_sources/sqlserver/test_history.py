@@ -144,6 +144,22 @@ def test_a_disabled_table_gets_no_event_and_no_create_when_enabled_again(emulato
     assert [(r["op"], orjson.loads(r["key"])["id"]) for r in read_topic(root, topic) if r["op"] != "r"] == [("c", 7)]
 
 
+def test_an_offset_stored_without_a_history_records_the_tables_without_events(emulator: SqlServerEmulator,
+                                                                              tmp_path: Path) -> None:
+    """Bronze written before the connector kept a history (simulated: its history removed): the
+    next start records the captured tables without a CREATE; a table enabled after that gets one."""
+    root = str(tmp_path / "lake")
+    db = _db(emulator)
+    _capture(root, emulator)
+    shutil.rmtree(f"{root}/bronze/_cdc/{SOURCE}/history")
+    _capture(root, emulator)
+    assert _schema_changes(root) == [("CREATE", f'"{db}"."dbo"."customers"')]
+    assert _history(root) == [f'"{db}"."dbo"."customers"']
+    _enable_orders_while_stopped(emulator)
+    _capture(root, emulator)
+    assert [t for _, t in _schema_changes(root)] == [f'"{db}"."dbo"."customers"', f'"{db}"."dbo"."orders"']
+
+
 def _enable_again(dsn: str) -> None:
     """Run in the child capture as its stream starts: the table's capture enabled again, a row."""
     emu = SqlServerEmulator(dsn)
