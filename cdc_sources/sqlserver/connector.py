@@ -102,14 +102,16 @@ class SqlServerConnector:
 
     def open(self, stored_offset: Mapping[str, Any] | None,
              history: Sequence[HistoryEntry] = ()) -> SqlServerCaptureSession | MultiDatabaseSession:
-        """Connect and return a session ready to plan (``history`` is unused: the schema comes from
-        the server's capture instances at each start). Several databases in ``database.names``:
-        one connection and session per database (`cdc_sources.sqlserver.databases`)."""
+        """Connect and return a session ready to plan (``history``: the tables the connector
+        described, `cdc_sources.sqlserver.history`; the schema itself comes from the server's capture
+        instances at each start). Several databases in ``database.names``: one connection and
+        session per database (`cdc_sources.sqlserver.databases`)."""
         databases = self.config.connection.databases
         if len(databases) <= 1:
-            return self._open_one(databases[0] if databases else None, stored_offset)
+            return self._open_one(databases[0] if databases else None, stored_offset, history)
         try:
-            return open_sessions(self.config, stored_offset, self._open_one, databases)
+            return open_sessions(self.config, stored_offset,
+                                 lambda db, offset: self._open_one(db, offset, history), databases)
         except OffsetError as exc:
             raise SqlServerOffsetError(f"source {self.config.name}: {exc}") from None
 
@@ -119,14 +121,15 @@ class SqlServerConnector:
 
         return send_signal(self.config, self.gateway_factory, signal_id, kind, data)
 
-    def _open_one(self, database: str | None, stored_offset: Mapping[str, Any] | None) -> SqlServerCaptureSession:
+    def _open_one(self, database: str | None, stored_offset: Mapping[str, Any] | None,
+                  history: Sequence[HistoryEntry] = ()) -> SqlServerCaptureSession:
         settings = self.config.connection
         if database is not None:
             settings = replace(settings, databases=(database,))
         gateway = self.gateway_factory(settings)
         try:
             return SqlServerCaptureSession(self.config, gateway, stored_offset, database=database,
-                                           open_gateway=lambda: self.gateway_factory(settings))
+                                           open_gateway=lambda: self.gateway_factory(settings), history=history)
         except BaseException:
             gateway.connection.close()
             raise

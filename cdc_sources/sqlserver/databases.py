@@ -16,7 +16,8 @@ presents them as one `cdc_sources.spi.CaptureSession`:
 
 Topics are the per-database ones of one database (``<topic.prefix>.<database>.<schema>.<table>``,
 ``source.db`` naming the database). The source-wide topics (schema changes ``<topic.prefix>``,
-transaction metadata, heartbeats) get records of every database, as in Debezium. A record keeps
+the connector's history, transaction metadata, heartbeats) get records of every database, as in
+Debezium. A record keeps
 the order key its database's session gave it (from that database's LSNs, as with one database)
 and takes the database as its lane (`cdc_sources.spi.ChangeRecord.lane`): two databases' LSNs do
 not order their records against each other, so bronze keeps a high-water mark per database on
@@ -33,7 +34,7 @@ from typing import Any
 
 import orjson
 
-from cdc_sources.spi import ChangeRecord, Checkpoint, SnapshotPlan, SourceOffset, StreamItem
+from cdc_sources.spi import HISTORY_TOPIC, ChangeRecord, Checkpoint, SnapshotPlan, SourceOffset, StreamItem
 from cdc_sources.sqlserver.config import SqlServerSourceConfig
 from cdc_sources.sqlserver.offset import SqlServerOffset
 from cdc_sources.sqlserver.partitions import PartitionedOffset
@@ -64,7 +65,7 @@ class MultiDatabaseSession:
         self._plans: dict[str, SnapshotPlan] = {}
         self._current = self._order[0]
         d = str(config.opt("topic.delimiter"))
-        self._shared = frozenset({config.name, f"{config.name}{d}{config.opt('topic.transaction')}",
+        self._shared = frozenset({config.name, HISTORY_TOPIC, f"{config.name}{d}{config.opt('topic.transaction')}",
                                   f"{config.opt('topic.heartbeat.prefix')}{d}{config.name}"})
 
     @property

@@ -38,7 +38,11 @@ a snapshot is running. Blocking snapshots (`cdc_sources.sqlserver.blocking`) run
 A session captures one database (``database``); several in ``database.names`` are driven
 by `cdc_sources.sqlserver.databases.MultiDatabaseSession`, one session per database.
 
-Not built yet: a schema history.
+Each schema change event also goes to the connector's private history
+(`cdc_sources.sqlserver.history`); at a start from a stored offset, a captured table the
+history does not record (its capture enabled while the connector was stopped) gets its ``CREATE``
+schema change event before anything is streamed, as Debezium emits it, and is not snapshotted
+(its changes stream from its capture instance's start).
 """
 
 from __future__ import annotations
@@ -63,6 +67,7 @@ from cdc_sources.common.transactions import TransactionBlock, TransactionTracker
 from cdc_sources.spi import (
     ChangeRecord,
     Checkpoint,
+    HistoryEntry,
     SchemaVersion,
     SnapshotPlan,
     SnapshotProgress,
@@ -85,6 +90,7 @@ from cdc_sources.sqlserver.columns import ColumnPolicy, TableFields, jdbc_metada
 from cdc_sources.sqlserver.config import SqlServerSourceConfig
 from cdc_sources.sqlserver.converters import ConverterSettings, SqlServerColumn, column_converter
 from cdc_sources.sqlserver.gateway import CaptureInstanceInfo, ColumnInfo, Gateway
+from cdc_sources.sqlserver.history import history_record, recorded_tables
 from cdc_sources.sqlserver.incremental import CapturedTable, SqlServerChunkSource
 from cdc_sources.sqlserver.lsn import Lsn
 from cdc_sources.sqlserver.offset import SnapshotType, SqlServerOffset
@@ -97,6 +103,11 @@ log = logging.getLogger(__name__)
 
 _AFTER_ALL = 2**63 - 1
 """An order-key element above every serial: a heartbeat sorts after the events of its offset."""
+_AFTER_OFFSET = 2**62
+"""An index above every record of one serial: the start's ``CREATE`` events sort after the stored
+offset's event and before the next one."""
+_AFTER_START = _AFTER_OFFSET + 2**61
+"""Above the start's ``CREATE`` events: a table's first capture instance found at the first poll."""
 
 
 @dataclass(frozen=True)
@@ -137,9 +148,10 @@ class SqlServerCaptureSession:
 
     def __init__(self, config: SqlServerSourceConfig, gateway: Gateway, stored_offset: Mapping[str, Any] | None,
                  *, sleep: Callable[[float], bool] | None = None, database: str | None = None,
-                 open_gateway: Callable[[], Gateway] | None = None) -> None:
+                 open_gateway: Callable[[], Gateway] | None = None, history: Sequence[HistoryEntry] = ()) -> None:
         """``open_gateway``: opens another connection to the server, for the incremental
-        snapshot's statements (default: ``gateway``'s, for a test that drives the session)."""
+        snapshot's statements (default: ``gateway``'s, for a test that drives the session).
+        ``history``: the connector's history records bronze holds (`cdc_sources.sqlserver.history`)."""
         self.config = config
         self.gateway = gateway
         self.stored = SqlServerOffset.load(stored_offset) if stored_offset else None
@@ -164,6 +176,7 @@ class SqlServerCaptureSession:
                                           config.opt("binary.handling.mode"))
         self.columns = ColumnPolicy.from_options(config.options.raw, config.columns)
         self.tables = self._tables()
+        self.recorded = recorded_tables(history, self.database, self.stored)
         self._snapshot_lsn: Lsn | None = None
         self._last_heartbeat = time.monotonic()  # the heartbeat interval runs from the connection on
         self._transactions = TransactionTracker(
@@ -224,7 +237,10 @@ class SqlServerCaptureSession:
             # a table is readable from the offset when one of its instances still holds it: a
             # newer instance (a schema change) starts later, and the older one covers the offset
             covered: dict[TableId, bool] = {}
+            new = self._new_tables()
             for name, t in self.tables.items():
+                if t.instance.table in new:
+                    continue  # new to the capture: streamed from its instance's start (see stream_start)
                 low = self.gateway.min_lsn(name)
                 holds = not low.available or low == Lsn(bytes(10)) or stored.commit_lsn >= low
                 covered[t.instance.table] = covered.get(t.instance.table, False) or holds
@@ -265,10 +281,9 @@ class SqlServerCaptureSession:
             position = dumps(running.to_map())
             for t in tables:
                 yield t.version
-            if self.config.opt("include.schema.changes"):
-                ts_ns = time.time_ns()
-                for n, t in enumerate(tables):
-                    yield self._create_record(t, point, position, ts_ns, n)
+            ts_ns = time.time_ns()
+            for n, t in enumerate(tables):
+                yield from self._recorded(self._create_record(t, point, position, ts_ns, n))
             for n, t in enumerate(tables):
                 rows = yield from self._snapshot_table(t, n, tables, point, position)
                 yield SnapshotProgress(f"{t.instance.table.schema}.{t.instance.table.table}", rows, n + 1,
@@ -397,6 +412,8 @@ class SqlServerCaptureSession:
                                   current=self._current_instances(resume.commit_lsn))
         for t in self.tables.values():
             yield t.version
+        if self._snapshot_lsn is None:
+            yield from self._start_records(resume)
         # the first LSN still to read: after a snapshot, the LSN after its maximum; after a
         # streamed event, its commit LSN again (the core skips what was emitted)
         self._start = resume.commit_lsn if resume.change_lsn.available else (
@@ -467,16 +484,19 @@ class SqlServerCaptureSession:
                             "captured; take a new snapshot (snapshot.mode=always, or an incremental snapshot) "
                             "if there were", name, later[0].start_lsn, later[0].name, table, start, name)
             del self.tables[name]
-        known = {t.instance.table for t in self.tables.values()}
+        # a table the history records (its capture disabled, now enabled again) is not new, as in Debezium
+        known = {t.instance.table for t in self.tables.values()} | self.recorded.tables
         for k, t in enumerate(added):
             log.info("capture instance %s of table %s appeared (start LSN %s): its schema applies from there",
                      t.instance.name, t.instance.table, t.instance.start_lsn)
             self.tables[t.instance.name] = t
             yield t.version
-            if t.instance.table not in known and self.config.opt("include.schema.changes"):
-                # ordered after everything read so far, before the changes still to read
-                yield [self._schema_record(SchemaChangeType.CREATE, t, offset, time.time_ns(),
-                                           (*_lsn_parts(start), 0, 0, 0, k))]
+            if t.instance.table not in known:
+                # ordered after everything read so far (the start's CREATE events at ``offset``
+                # included), before the changes still to read
+                order = max((*_lsn_parts(start), 0, 0, 0, k), order_key(
+                    offset.commit_lsn, offset.change_lsn, offset.event_serial_no, _AFTER_START + k))
+                yield self._recorded(self._schema_record(SchemaChangeType.CREATE, t, offset, time.time_ns(), order))
         if added or dropped:
             core.set_instances([t.instance for t in self.tables.values()])
 
@@ -506,8 +526,7 @@ class SqlServerCaptureSession:
             if isinstance(item, SchemaSwitch):
                 log.info("table %s: events now come from capture instance %s (was %s) from commit LSN %s",
                          item.table, item.new.name, item.old.name, commit)
-                if self.config.opt("include.schema.changes"):
-                    pending.append(self._alter_record(item, times[commit], len(pending)))
+                pending.extend(self._recorded(self._alter_record(item, times[commit], len(pending))))
                 continue
             if item.kind is EventKind.UPDATE and skip_unchanged and self._unchanged(item):
                 if item.closes_position:
@@ -545,6 +564,72 @@ class SqlServerCaptureSession:
         if pending:
             yield pending
         yield Checkpoint(OffsetCarrier(offset))
+
+    def _recorded(self, event: ChangeRecord, start_index: int | None = None) -> list[ChangeRecord]:
+        """A schema change event's history record, and the event itself with
+        ``include.schema.changes``."""
+        assert event.value is not None
+        record = history_record(self.config.name, orjson.loads(event.value), event.position, event.order_key,
+                                start_index)
+        return [record, event] if self.config.opt("include.schema.changes") else [record]
+
+    def _new_tables(self) -> frozenset[TableId]:
+        """The captured tables new to the capture at this start: not known to the history as of the
+        stored offset (every table when there is no offset; none when the stored offset comes
+        without any history, as written before the connector kept one)."""
+        captured = frozenset(t.instance.table for t in self.tables.values())
+        if self.stored is None:
+            return captured
+        if not self.recorded.recorded:
+            return frozenset()
+        return captured - self.recorded.tables
+
+    def _start_records(self, resume: SqlServerOffset) -> Iterator[StreamItem]:
+        """At a start without a snapshot: the ``CREATE`` schema change event (and history record) of
+        each table new to the capture, as Debezium emits it at its first iteration (source at the
+        resume offset, time now), ordered just after the resume offset's event; the oldest capture
+        instance describes the table. A table a start at this same offset already recorded gets
+        its event again with the same order key (see `cdc_sources.sqlserver.history`). Without any
+        history but with an offset, the tables are only recorded (no event: they were described
+        before the connector kept a history)."""
+        legacy = self.stored is not None and not self.recorded.recorded
+        tables = frozenset(t.instance.table for t in self.tables.values()) if legacy else self._new_tables()
+        records: list[ChangeRecord] = []
+        ts_ns = time.time_ns()
+        fresh = self.recorded.next_index()
+        for n, t in enumerate(self._oldest_instances(tables)):
+            if self.stored is None:  # no_data without an offset: the schema snapshot's events
+                records += self._recorded(self._create_record(t, resume.commit_lsn, dumps(resume.to_map()), ts_ns, n))
+                continue
+            if legacy:  # recorded only, below the keys of the CREATE events a start makes
+                event = self._schema_record(SchemaChangeType.CREATE, t, resume, ts_ns,
+                                            order_key(resume.commit_lsn, resume.change_lsn, resume.event_serial_no,
+                                                      _AFTER_OFFSET - len(tables) + n))
+                records += self._recorded(event)[:1]
+                continue
+            index = self.recorded.replayed.get(t.instance.table)
+            if index is None:
+                index, fresh = fresh, fresh + 1
+                log.info("source %s: table %s is new to the capture (capture instance %s)", self.config.name,
+                         t.instance.table, t.instance.name)
+            event = self._schema_record(SchemaChangeType.CREATE, t, resume, ts_ns,
+                                        order_key(resume.commit_lsn, resume.change_lsn, resume.event_serial_no,
+                                                  _AFTER_OFFSET + index))
+            records += self._recorded(event, index)
+        if legacy and records:
+            log.info("source %s: no schema history of database %s yet: its %d captured table(s) recorded as they "
+                     "are", self.config.name, self.database, len(records))
+        if records:
+            yield records
+
+    def _oldest_instances(self, tables: set[TableId] | frozenset[TableId]) -> list[_Table]:
+        """Per table of ``tables``, its oldest capture instance, in table order."""
+        out: dict[TableId, _Table] = {}
+        for t in self.tables.values():
+            held = out.get(t.instance.table)
+            if t.instance.table in tables and (held is None or t.instance.start_lsn < held.instance.start_lsn):
+                out[t.instance.table] = t
+        return [out[k] for k in sorted(out, key=lambda k: (k.schema, k.table))]
 
     def _schema_record(self, kind: SchemaChangeType, t: _Table, offset: SqlServerOffset, ts_ns: int,
                        order: tuple[int, ...]) -> ChangeRecord:
