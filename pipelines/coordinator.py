@@ -257,12 +257,12 @@ class Coordinator:
         if item.idle and not snapshot and self._unchanged(buf, item.offset.to_dict()):
             self._wait()  # nothing new since the last commit: no empty bronze batch per idle run
             self.session.acknowledge(connector_offset(item.offset))  # durable already: the slot may lag
-            self._transaction_end(buf, item.offset, snapshot, report=True)
+            self._transaction_end(buf, item.offset, snapshot, report=True, transactions=item.transactions)
             buf.checkpoint = None
             return
         buf.checkpoint = item.offset
         buf.at_checkpoint = True
-        self._transaction_end(buf, item.offset, snapshot, report=item.idle)
+        self._transaction_end(buf, item.offset, snapshot, report=item.idle, transactions=item.transactions)
         due = time.monotonic() - buf.since >= self.interval
         if item.idle or snapshot or (due and (not buf.empty or item.offset.to_dict() != self._offset)):
             self._commit(buf, snapshot)
@@ -305,11 +305,12 @@ class Coordinator:
                 buf.events_since_checkpoint += 1
                 self._last_event = i
 
-    def _transaction_end(self, buf: _Buffer, offset: SourceOffset, snapshot: bool, *, report: bool) -> None:
-        """A checkpoint (at ``offset``) after change events ends a source transaction (streaming
-        only); the metrics hear of it now if ``report``, else within `METRICS_REPORT_S`."""
+    def _transaction_end(self, buf: _Buffer, offset: SourceOffset, snapshot: bool, *, report: bool,
+                         transactions: int = 1) -> None:
+        """A checkpoint (at ``offset``) after change events ends ``transactions`` source transactions
+        (streaming only); the metrics hear of it now if ``report``, else within `METRICS_REPORT_S`."""
         if buf.events_since_checkpoint and not snapshot:
-            buf.transactions += 1
+            buf.transactions += transactions
             self._ended = offset
         buf.events_since_checkpoint = 0
         if report or time.monotonic() >= self._report_at:

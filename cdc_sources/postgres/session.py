@@ -238,6 +238,7 @@ class PostgresCaptureSession:
                 heartbeat_action=self._heartbeat_action, tx_tracker=self._tx_tracker(),
                 last_commit_lsn=self.stored.lsn_commit if self.stored and self._consistent_point is None else None,
                 driver_errors=replication_errors(), columnar=self.settings, busy=self._incremental().busy,
+                signal_topic=self._incremental().signal_topic,
             )
             try:
                 reader.start(start)

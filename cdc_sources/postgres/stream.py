@@ -2,8 +2,14 @@
 
 Transactions arrive whole, in commit order. Each record's ``order_key`` is
 ``(commit LSN, event LSN, n)``, identical when PostgreSQL replays a transaction after a
-restart, so the bronze writer can drop replays. A `Checkpoint` follows every COMMIT (and
-idle keepalives), carrying the offset to resume from.
+restart, so the bronze writer can drop replays. A `Checkpoint` carrying the offset to resume
+from follows the COMMIT of every transaction that is handed over (and idle keepalives). The
+transactions read back to back from the socket (up to `RUN_SIZE` records or commits) are
+handed over together, followed by the last one's checkpoint only, which says how many
+transactions it ends (`Checkpoint.transactions`): one-row transactions would otherwise cost a
+checkpoint per row in every stage downstream. A transaction holding a record of the signal
+table, or one read while an incremental snapshot is busy, ends with its own checkpoint, so that
+the signal stages downstream see the stream exactly as they would one transaction at a time.
 
 Runs of Insert messages of one table, and of Update messages without an old tuple, are
 rendered column-wise into one `ChangeBlock` each (`stream_blocks`), up to `RUN_ROWS` rows;
@@ -39,7 +45,8 @@ from cdc_sources.spi import HEADER_NEW_KEY, HEADER_OLD_KEY, ChangeRecord, Checkp
 log = logging.getLogger(__name__)
 
 RUN_SIZE = 512
-"""Records are handed to the coordinator in runs of up to this many (fewer generator hops)."""
+"""Records are handed to the coordinator in runs of up to this many (fewer generator hops), and at
+most this many commits are folded into one checkpoint."""
 
 RUN_ROWS = 4096
 """Consecutive inserts (updates) of one table are rendered together in blocks of up to this many rows."""
@@ -96,7 +103,10 @@ class PostgresStreamReader:
         columnar: the converter settings, to render runs of inserts column-wise; None: render
             every message by itself.
         busy: whether work is pending that needs the stream to go on (an incremental
-            snapshot): an ``until_idle`` run is not idle while it says so.
+            snapshot): an ``until_idle`` run is not idle while it says so, and the checkpoints of
+            the transactions read while it says so are not folded.
+        signal_topic: the topic of the signal table, if any: a transaction with a record of it
+            ends with its own checkpoint.
     """
 
     def __init__(self, *, settings: StreamSettings, source: SourceInfo, cursor: Any,
@@ -104,7 +114,8 @@ class PostgresStreamReader:
                  current_wal_lsn: Callable[[], int], heartbeat_action: Callable[[], None],
                  tx_tracker: TransactionTracker | None, last_commit_lsn: int | None = None,
                  driver_errors: tuple[type[BaseException], ...] = (),
-                 columnar: ConverterSettings | None = None, busy: Callable[[], bool] | None = None) -> None:
+                 columnar: ConverterSettings | None = None, busy: Callable[[], bool] | None = None,
+                 signal_topic: str | None = None) -> None:
         self.s = settings
         self.busy = busy or (lambda: False)
         self.source = source
@@ -133,6 +144,13 @@ class PostgresStreamReader:
         self._run_prefix = _NO_RUN
         self._run_payloads: list[bytes] = []
         self._run_lsns: list[int] = []
+        self._signal_topic = signal_topic
+        self._eager = False  # the open transaction must end with its own checkpoint
+        self._cp: tuple[int, int, int] | None = None  # the folded checkpoint (end LSN, commit LSN, ts), not queued yet
+        self._cp_at = 0  # where in _out it goes (the records after it are of a transaction still open)
+        self._cp_commits = 0  # commits folded into it
+        self._cp_tx = 0  # of them, transactions with change events
+        self._loose = False  # a non-transactional message came since the last commit or keepalive
 
     def start(self, start_lsn: int) -> None:
         """Begin streaming from ``start_lsn`` (transactions committing after it)."""
@@ -208,6 +226,7 @@ class PostgresStreamReader:
                 wal_end = int(self.cursor.wal_end or 0)
                 # also a tick while quiet, so the coordinator can acknowledge finished commits
                 self._emit(Checkpoint(self._offset(max(wal_end, self.flushed)), idle=idle))
+                self._loose = False
             yield from ready
             ready.clear()
             if idle:
@@ -252,6 +271,8 @@ class PostgresStreamReader:
             log.debug("changes of %s rendered one by one: %s", codec.table, exc)
             return False
         self._n += len(block)
+        if codec.topic == self._signal_topic:
+            self._eager = True
         if self.tx:
             self.tx.count(codec.version.table, len(block))
         self._emit(block)
@@ -275,9 +296,22 @@ class PostgresStreamReader:
                       collection, self._commit_lsn, self._n + 1, self.s.headers)
 
     def _flush(self) -> None:
-        """Move the records gathered so far to the ready queue as one run."""
-        if self._out:
-            self._ready.append(self._out)
+        """Move the records gathered so far to the ready queue as one run, with the folded checkpoint
+        (if any) after the records of the transactions it ends."""
+        out, cp = self._out, self._cp
+        if cp is not None:
+            at = self._cp_at
+            if at:
+                self._ready.append(out if at == len(out) else out[:at])
+            end_lsn, commit_lsn, ts_us = cp
+            self._ready.append(Checkpoint(PostgresOffset(end_lsn, commit_lsn, None, ts_us, slot=self.s.slot),
+                                          transactions=max(self._cp_tx, 1)))
+            self._cp, self._cp_commits, self._cp_tx = None, 0, 0
+            if at < len(out):
+                self._ready.append(out[at:])
+            self._out = []
+        elif out:
+            self._ready.append(out)
             self._out = []
 
     def _emit(self, item: StreamItem) -> None:
@@ -341,8 +375,16 @@ class PostgresStreamReader:
             end = self.tx.end_record(self._order(lsn), self._position(lsn), tx_id=f"{self._xid}:{lsn}")
             if end is not None:
                 self._out.append(end)
+        # the transaction's records (and its END) are of order (commit LSN, ., n >= 1): _n counts them
+        if self._n or self._loose:  # as the coordinator counts: change events since the last checkpoint
+            self._cp_tx += 1
+            self._loose = False
         self._xid = None
-        self._emit(Checkpoint(PostgresOffset(m.end_lsn, lsn, None, m.commit_ts_us, slot=self.s.slot)))
+        self._cp, self._cp_at = (m.end_lsn, lsn, m.commit_ts_us), len(self._out)
+        self._cp_commits += 1
+        if self._eager or self._cp_commits >= RUN_SIZE or self.busy():
+            self._eager = False
+            self._flush()
 
     def _order(self, lsn: int) -> tuple[int, int, int]:
         self._n += 1
@@ -370,6 +412,8 @@ class PostgresStreamReader:
 
     def _record(self, codec: TableCodec, key: str | None, value: str | None, op: str | None, lsn: int,
                 headers: Mapping[str, str] | None = None) -> None:
+        if codec.topic == self._signal_topic:
+            self._eager = True
         position = self._position(lsn)
         if self.tx and op is not None and self.tx.needs_begin():
             self._out.append(self.tx.begin_record(self._order(lsn), position))
@@ -459,6 +503,7 @@ class PostgresStreamReader:
         transactional = m.transactional and self._xid is not None
         if not transactional:
             self._last_commit_lsn = lsn  # Debezium treats it as its own commit
+            self._loose = True
         source = self.source.block(schema="", table="", ts_us=self._ts_us, snapshot="false",
                                    tx_id=self._xid if transactional else None, lsn=lsn,
                                    sequence=sequence(self._last_commit_lsn, lsn))
@@ -476,3 +521,4 @@ class PostgresStreamReader:
         self._out.append(ChangeRecord(self.s.heartbeat_topic, dumps({"serverName": self.s.prefix}),
                                       dumps({"ts_ms": now_ms}), None, dumps(offset.to_dict()), (lsn, 0, 0), None))
         self._emit(Checkpoint(offset))
+        self._loose = False
