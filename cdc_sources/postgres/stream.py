@@ -34,7 +34,14 @@ from typing import Any
 from cdc_sources.common.transactions import TransactionTracker
 from cdc_sources.postgres import pgoutput as pg
 from cdc_sources.postgres.converters import ConverterSettings
-from cdc_sources.postgres.envelope import SourceInfo, dumps, envelope_text, message_envelope, sequence
+from cdc_sources.postgres.envelope import (
+    SourceInfo,
+    StreamSourceTemplate,
+    dumps,
+    envelope_text,
+    message_envelope,
+    sequence,
+)
 from cdc_sources.postgres.errors import classify
 from cdc_sources.postgres.offset import PostgresOffset
 from cdc_sources.postgres.pgoutput import ColumnarUnsupportedError
@@ -135,6 +142,7 @@ class PostgresStreamReader:
         self._pending: Any = None
         self._target = 0
         self._source_parts: dict[int, tuple[str, str, str]] = {}
+        self._templates: dict[int, tuple[TableCodec, StreamSourceTemplate]] = {}  # per codec, kept across transactions
         self._out: list[ChangeRecord] = []
         self._ready: list[StreamItem] = []
         self._type = "INSERT"
@@ -399,8 +407,11 @@ class PostgresStreamReader:
         """The parts of the ``source`` block fixed for a transaction (cached)."""
         parts = self._source_parts.get(id(codec))
         if parts is None:
-            parts = self._source_parts[id(codec)] = self.source.stream_parts(
-                schema=codec.schema, table=codec.table, ts_us=self._ts_us, tx_id=self._xid)
+            template = self._templates.get(id(codec))
+            if template is None or template[0] is not codec:
+                template = self._templates[id(codec)] = (
+                    codec, self.source.stream_template(schema=codec.schema, table=codec.table))
+            parts = self._source_parts[id(codec)] = template[1].parts(ts_us=self._ts_us, tx_id=self._xid)
         return parts
 
     def _source(self, codec: TableCodec, lsn: int) -> str:
