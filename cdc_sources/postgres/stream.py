@@ -45,6 +45,13 @@ from cdc_sources.postgres.envelope import (
 from cdc_sources.postgres.errors import classify
 from cdc_sources.postgres.offset import PostgresOffset
 from cdc_sources.postgres.pgoutput import ColumnarUnsupportedError
+from cdc_sources.postgres.pgoutput.decoder import (
+    BEGIN_SIZE,
+    COMMIT_SIZE,
+    PG_EPOCH_US,
+    unpack_begin,
+    unpack_commit,
+)
 from cdc_sources.postgres.schema import TableCodec
 from cdc_sources.postgres.stream_blocks import RUN_TUPLE_START, RowRun, RowRunRenderer
 from cdc_sources.spi import HEADER_NEW_KEY, HEADER_OLD_KEY, ChangeRecord, Checkpoint, StreamItem
@@ -65,6 +72,7 @@ few rows, the common OLTP shape) would be many times slower than the row path.""
 
 _RUNS = {ord("I"): ("c", "INSERT"), ord("U"): ("u", "UPDATE")}  # message -> (op, messageType)
 _NEW_TUPLE = ord("N")
+_BEGIN, _COMMIT = ord("B"), ord("C")
 _LSN_MARK = 0xFEDCBA9876543210  # no real LSN: marks where a row's LSN goes in a text
 _NO_RUN = b"\xff"  # no message starts with it: the run prefix while no run is open
 _RUN_WAIT_S = 0.01
@@ -206,11 +214,19 @@ class PostgresStreamReader:
                     continue
                 if payloads:
                     self._end_run()
-                if payload[0] in _RUNS and self._starts_run(payload):
+                kind = payload[0]
+                if kind == _BEGIN and len(payload) == BEGIN_SIZE:  # once per transaction: no message object
+                    final_lsn, ts, xid = unpack_begin(payload, 1)
+                    self._begin(xid, final_lsn, ts + PG_EPOCH_US, msg.data_start)
+                elif kind == _COMMIT and len(payload) == COMMIT_SIZE:
+                    _flags, _commit_lsn, end_lsn, ts = unpack_commit(payload, 1)
+                    self._commit(end_lsn, ts + PG_EPOCH_US, msg.data_start)
+                elif kind in _RUNS and self._starts_run(payload):
                     payloads.append(payload)
                     lsns.append(msg.data_start)
                     continue
-                handle(decode(payload), msg.data_start)
+                else:
+                    handle(decode(payload), msg.data_start)
                 if ready:
                     yield from ready
                     ready.clear()
@@ -221,25 +237,31 @@ class PostgresStreamReader:
                 continue
             if payloads and select.select([self.cursor], [], [], _RUN_WAIT_S)[0]:
                 continue  # more of the run is on its way: keep gathering
-            self._end_run()
-            self._flush()
-            idle = False
-            if self._xid is None and self.s.heartbeat_interval_s > 0 and (
-                time.monotonic() - last_heartbeat >= self.s.heartbeat_interval_s
-            ):
-                last_heartbeat = time.monotonic()
-                self._heartbeat()
-            if self._xid is None:
-                idle = until_idle and not self.busy() and self._caught_up()
-                wal_end = int(self.cursor.wal_end or 0)
-                # also a tick while quiet, so the coordinator can acknowledge finished commits
-                self._emit(Checkpoint(self._offset(max(wal_end, self.flushed)), idle=idle))
-                self._loose = False
+            idle, last_heartbeat = self._quiet(until_idle, last_heartbeat)
             yield from ready
             ready.clear()
             if idle:
                 return
             select.select([self.cursor], [], [], self.s.poll_interval_s)
+
+    def _quiet(self, until_idle: bool, last_heartbeat: float) -> tuple[bool, float]:
+        """Nothing more to read for now: queue what was gathered, a heartbeat if due and, between
+        transactions, a checkpoint. Returns whether the stream is idle, and the last heartbeat's time."""
+        self._end_run()
+        self._flush()
+        idle = False
+        if self._xid is None and self.s.heartbeat_interval_s > 0 and (
+            time.monotonic() - last_heartbeat >= self.s.heartbeat_interval_s
+        ):
+            last_heartbeat = time.monotonic()
+            self._heartbeat()
+        if self._xid is None:
+            idle = until_idle and not self.busy() and self._caught_up()
+            wal_end = int(self.cursor.wal_end or 0)
+            # also a tick while quiet, so the coordinator can acknowledge finished commits
+            self._emit(Checkpoint(self._offset(max(wal_end, self.flushed)), idle=idle))
+            self._loose = False
+        return idle, last_heartbeat
 
     def _starts_run(self, payload: bytes) -> bool:
         """Whether an Insert or Update message can start a columnar run (then it does)."""
@@ -356,12 +378,9 @@ class PostgresStreamReader:
         elif kind is pg.Delete:
             self._delete(m, lsn)
         elif kind is pg.Begin:
-            self._xid, self._commit_lsn, self._ts_us, self._n = m.xid, m.final_lsn, m.commit_ts_us, 0
-            self._source_parts.clear()
-            if self.tx:
-                self.tx.begin(f"{m.xid}:{lsn}", m.commit_ts_us // 1000)
+            self._begin(m.xid, m.final_lsn, m.commit_ts_us, lsn)
         elif kind is pg.Commit:
-            self._commit(m, lsn)
+            self._commit(m.end_lsn, m.commit_ts_us, lsn)
         elif kind is pg.Relation:
             self._relation(m)
         elif kind is pg.Truncate:
@@ -376,7 +395,13 @@ class PostgresStreamReader:
         if codec is not None and (old is None or old.schema_id != codec.schema_id):
             self._emit(codec.version)
 
-    def _commit(self, m: pg.Commit, lsn: int) -> None:
+    def _begin(self, xid: int, final_lsn: int, ts_us: int, lsn: int) -> None:
+        self._xid, self._commit_lsn, self._ts_us, self._n = xid, final_lsn, ts_us, 0
+        self._source_parts.clear()
+        if self.tx:
+            self.tx.begin(f"{xid}:{lsn}", ts_us // 1000)
+
+    def _commit(self, end_lsn: int, ts_us: int, lsn: int) -> None:
         self._last_commit_lsn = lsn
         if self.tx:
             self._type = "COMMIT"
@@ -388,7 +413,7 @@ class PostgresStreamReader:
             self._cp_tx += 1
             self._loose = False
         self._xid = None
-        self._cp, self._cp_at = (m.end_lsn, lsn, m.commit_ts_us), len(self._out)
+        self._cp, self._cp_at = (end_lsn, lsn, ts_us), len(self._out)
         self._cp_commits += 1
         if self._eager or self._cp_commits >= RUN_SIZE or self.busy():
             self._eager = False
