@@ -38,6 +38,7 @@ from cdc_sources.spi import (
     connector_offset,
 )
 from cdc_sources.spi.snapshot_progress import ReportsSnapshots
+from cdc_sources.spi.transaction_folding import FoldsTransactions
 from pipelines.metrics import SourceMetrics
 from pipelines.positions import offset_time_ms, source_position
 
@@ -159,6 +160,8 @@ class Coordinator:
         self.metrics = metrics or SourceMetrics(writer.source, "unknown")
         if isinstance(session, ReportsSnapshots):
             session.report_snapshots(self.metrics)
+        if isinstance(session, FoldsTransactions):
+            session.fold_transactions(commit_max_records)
         self.result = CaptureResult()
         self._snapshot_completed = stored.snapshot_completed if stored else False
         self._offset: dict[str, Any] = dict(stored.offset) if stored else {}

@@ -122,6 +122,8 @@ class PostgresStreamReader:
             the transactions read while it says so are not folded.
         signal_topic: the topic of the signal table, if any: a transaction with a record of it
             ends with its own checkpoint.
+        fold_records: a checkpoint is handed over once the transactions folded under it hold
+            this many records (at most `RUN_SIZE`).
     """
 
     def __init__(self, *, settings: StreamSettings, source: SourceInfo, cursor: Any,
@@ -130,7 +132,7 @@ class PostgresStreamReader:
                  tx_tracker: TransactionTracker | None, last_commit_lsn: int | None = None,
                  driver_errors: tuple[type[BaseException], ...] = (),
                  columnar: ConverterSettings | None = None, busy: Callable[[], bool] | None = None,
-                 signal_topic: str | None = None) -> None:
+                 signal_topic: str | None = None, fold_records: int = RUN_SIZE) -> None:
         self.s = settings
         self.busy = busy or (lambda: False)
         self.source = source
@@ -161,6 +163,7 @@ class PostgresStreamReader:
         self._run_payloads: list[bytes] = []
         self._run_lsns: list[int] = []
         self._signal_topic = signal_topic
+        self._fold_records = fold_records
         self._eager = False  # the open transaction must end with its own checkpoint
         self._cp: tuple[int, int, int] | None = None  # the folded checkpoint (end LSN, commit LSN, ts), not queued yet
         self._cp_at = 0  # where in _out it goes (the records after it are of a transaction still open)
@@ -415,7 +418,7 @@ class PostgresStreamReader:
         self._xid = None
         self._cp, self._cp_at = (end_lsn, lsn, ts_us), len(self._out)
         self._cp_commits += 1
-        if self._eager or self._cp_commits >= RUN_SIZE or self.busy():
+        if self._eager or self._cp_at >= self._fold_records or self._cp_commits >= RUN_SIZE or self.busy():
             self._eager = False
             self._flush()
 

@@ -107,3 +107,24 @@ def test_a_signal_transaction_ends_with_its_own_checkpoint(database, tmp_path, s
     assert isinstance(flat[at + 1], Checkpoint)
     assert [orjson.loads(r.value or "")["after"]["id"] for r in records(streamed)
             if r.topic == "pg.public.items"] == list(range(1, 41))
+
+
+def test_small_batches_keep_a_checkpoint_within_half_a_batch(database, tmp_path, streamed):
+    root = str(tmp_path / "lake")
+    cfg = pipeline(root, database, capture={"commit_max_records": 4}, **OPTIONS)
+    run_capture(cfg, until_idle=True)
+    with psycopg.connect(database, autocommit=True) as conn:
+        for i in range(1, 41):
+            conn.execute("INSERT INTO items VALUES (%s, 'x')", (i,))
+    streamed.clear()
+    run_capture(cfg, until_idle=True)
+
+    since, most = 0, 0  # records between checkpoints: at most half a batch (2), so that batches end at one
+    for item in streamed:
+        if isinstance(item, Checkpoint):
+            since = 0
+        else:
+            since += len(records([item]))
+            most = max(most, since)
+    assert 1 <= most <= 2, most
+    assert len(read_topic(root, "pg.public.items", ("value", "seq"))) == 40
