@@ -4,7 +4,8 @@ Transactions arrive whole, in commit order. Each record's ``order_key`` is
 ``(commit LSN, event LSN, n)``, identical when PostgreSQL replays a transaction after a
 restart, so the bronze writer can drop replays. A `Checkpoint` carrying the offset to resume
 from follows the COMMIT of every transaction that is handed over (and idle keepalives). The
-transactions read back to back from the socket (up to `RUN_SIZE` records or commits) are
+transactions read back to back from the socket (up to `RUN_SIZE` commits, and fewer records than
+half a capture batch: `fold_records`) are
 handed over together, followed by the last one's checkpoint only, which says how many
 transactions it ends (`Checkpoint.transactions`): one-row transactions would otherwise cost a
 checkpoint per row in every stage downstream. A transaction holding a record of the signal
