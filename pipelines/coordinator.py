@@ -38,6 +38,7 @@ from cdc_sources.spi import (
     connector_offset,
 )
 from cdc_sources.spi.snapshot_progress import ReportsSnapshots
+from cdc_sources.spi.transaction_folding import FoldsTransactions
 from pipelines.metrics import SourceMetrics
 from pipelines.positions import offset_time_ms, source_position
 
@@ -159,6 +160,8 @@ class Coordinator:
         self.metrics = metrics or SourceMetrics(writer.source, "unknown")
         if isinstance(session, ReportsSnapshots):
             session.report_snapshots(self.metrics)
+        if isinstance(session, FoldsTransactions):
+            session.fold_transactions(commit_max_records)
         self.result = CaptureResult()
         self._snapshot_completed = stored.snapshot_completed if stored else False
         self._offset: dict[str, Any] = dict(stored.offset) if stored else {}
@@ -257,12 +260,12 @@ class Coordinator:
         if item.idle and not snapshot and self._unchanged(buf, item.offset.to_dict()):
             self._wait()  # nothing new since the last commit: no empty bronze batch per idle run
             self.session.acknowledge(connector_offset(item.offset))  # durable already: the slot may lag
-            self._transaction_end(buf, item.offset, snapshot, report=True)
+            self._transaction_end(buf, item.offset, snapshot, report=True, transactions=item.transactions)
             buf.checkpoint = None
             return
         buf.checkpoint = item.offset
         buf.at_checkpoint = True
-        self._transaction_end(buf, item.offset, snapshot, report=item.idle)
+        self._transaction_end(buf, item.offset, snapshot, report=item.idle, transactions=item.transactions)
         due = time.monotonic() - buf.since >= self.interval
         if item.idle or snapshot or (due and (not buf.empty or item.offset.to_dict() != self._offset)):
             self._commit(buf, snapshot)
@@ -305,11 +308,12 @@ class Coordinator:
                 buf.events_since_checkpoint += 1
                 self._last_event = i
 
-    def _transaction_end(self, buf: _Buffer, offset: SourceOffset, snapshot: bool, *, report: bool) -> None:
-        """A checkpoint (at ``offset``) after change events ends a source transaction (streaming
-        only); the metrics hear of it now if ``report``, else within `METRICS_REPORT_S`."""
+    def _transaction_end(self, buf: _Buffer, offset: SourceOffset, snapshot: bool, *, report: bool,
+                         transactions: int = 1) -> None:
+        """A checkpoint (at ``offset``) after change events ends ``transactions`` source transactions
+        (streaming only); the metrics hear of it now if ``report``, else within `METRICS_REPORT_S`."""
         if buf.events_since_checkpoint and not snapshot:
-            buf.transactions += 1
+            buf.transactions += transactions
             self._ended = offset
         buf.events_since_checkpoint = 0
         if report or time.monotonic() >= self._report_at:

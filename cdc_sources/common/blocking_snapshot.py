@@ -279,7 +279,8 @@ class BlockingSnapshotter:
         self.last = st.order_key
         extras = dict(cp.offset.extras) if isinstance(cp.offset, OffsetWithExtras) else {}
         log.info("blocking snapshot %s: streaming paused to snapshot %s", cid, ", ".join(c.id for c in collections))
-        yield Checkpoint(OffsetWithExtras(base, {**extras, **st.to_offset(), K_LAST: _json(st.order_key)}), idle=True)
+        yield Checkpoint(OffsetWithExtras(base, {**extras, **st.to_offset(), K_LAST: _json(st.order_key)}), idle=True,
+                         transactions=cp.transactions)
         yield from self._read(st)
         yield Checkpoint(self._with_last(cp).offset, idle=True)
         log.info("blocking snapshot %s completed: streaming resumes", cid)
@@ -290,7 +291,7 @@ class BlockingSnapshotter:
             return cp
         extras = dict(cp.offset.extras) if isinstance(cp.offset, OffsetWithExtras) else {}
         return Checkpoint(OffsetWithExtras(connector_offset(cp.offset), {**extras, K_LAST: _json(self.last)}),
-                          idle=cp.idle)
+                          idle=cp.idle, transactions=cp.transactions)
 
     def _read(self, st: BlockingState) -> Iterator[StreamItem]:
         where = orjson.loads(st.position)

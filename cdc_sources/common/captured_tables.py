@@ -173,6 +173,6 @@ class CapturedTables:
         """The stream with the captured tables recorded in every checkpoint's offset."""
         for item in items:
             if isinstance(item, Checkpoint):
-                yield Checkpoint(OffsetWithExtras(item.offset, self.extras()), item.idle)  # once per transaction
+                yield Checkpoint(OffsetWithExtras(item.offset, self.extras()), item.idle, item.transactions)
             else:
                 yield item

@@ -352,8 +352,9 @@ class IncrementalSnapshotter:
             self._await_start = False
         if self.state is None:
             # no snapshot: the checkpoint as it is (this runs once per source transaction)
-            return cp if base is cp.offset else Checkpoint(base, cp.idle)  # not busy without a snapshot
-        return Checkpoint(OffsetWithExtras(base, self.state.to_offset()), idle=cp.idle and not self.busy())
+            return cp if base is cp.offset else Checkpoint(base, cp.idle, cp.transactions)  # not busy: no snapshot
+        return Checkpoint(OffsetWithExtras(base, self.state.to_offset()), idle=cp.idle and not self.busy(),
+                          transactions=cp.transactions)
 
     def _records(self, records: Iterable[ChangeRecord | ChangeBlock]) -> Iterator[StreamItem]:
         run: list[ChangeRecord] = []

@@ -36,7 +36,7 @@ from cdc_sources.postgres.readonly_watermarks import PostgresWatermarks
 from cdc_sources.postgres.schema import TableCodec, build_codec
 from cdc_sources.postgres.slot_acquire import acquire_slot, slot_retry_policy
 from cdc_sources.postgres.snapshot_columnar import PostgresColumnarSnapshotReader, SnapshotTable
-from cdc_sources.postgres.stream import PostgresStreamReader, StreamSettings
+from cdc_sources.postgres.stream import RUN_SIZE, PostgresStreamReader, StreamSettings
 from cdc_sources.postgres.types import PgColumn
 from cdc_sources.spi import Checkpoint, SnapshotPlan, SourceOffset, StreamItem
 from cdc_sources.spi.snapshot_progress import SnapshotListener
@@ -83,6 +83,7 @@ class PostgresCaptureSession:
         self.blocking_stored = StoredBlocking.from_offset(stored_offset)
         self.signals = signal_settings(config.options.values)
         self.incremental: IncrementalSnapshotter | None = None
+        self._fold_records = RUN_SIZE
         self._listener: SnapshotListener | None = None
         self.slot = str(config.opt("slot.name"))
         self.policy = config.policy
@@ -238,6 +239,7 @@ class PostgresCaptureSession:
                 heartbeat_action=self._heartbeat_action, tx_tracker=self._tx_tracker(),
                 last_commit_lsn=self.stored.lsn_commit if self.stored and self._consistent_point is None else None,
                 driver_errors=replication_errors(), columnar=self.settings, busy=self._incremental().busy,
+                signal_topic=self._incremental().signal_topic, fold_records=self._fold_records,
             )
             try:
                 reader.start(start)
@@ -249,6 +251,10 @@ class PostgresCaptureSession:
                 self.repl.close()
                 self.repl = None
             raise
+
+    def fold_transactions(self, batch_records: int) -> None:
+        """Fold the checkpoints of at most half a batch of records (`FoldsTransactions`)."""
+        self._fold_records = max(1, min(RUN_SIZE, batch_records // 2))
 
     def report_snapshots(self, listener: SnapshotListener) -> None:
         """Send signalled snapshots' progress to ``listener`` (`ReportsSnapshots`)."""

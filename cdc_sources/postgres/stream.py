@@ -2,8 +2,15 @@
 
 Transactions arrive whole, in commit order. Each record's ``order_key`` is
 ``(commit LSN, event LSN, n)``, identical when PostgreSQL replays a transaction after a
-restart, so the bronze writer can drop replays. A `Checkpoint` follows every COMMIT (and
-idle keepalives), carrying the offset to resume from.
+restart, so the bronze writer can drop replays. A `Checkpoint` carrying the offset to resume
+from follows the COMMIT of every transaction that is handed over (and idle keepalives). The
+transactions read back to back from the socket (up to `RUN_SIZE` commits, and fewer records than
+half a capture batch: `fold_records`) are
+handed over together, followed by the last one's checkpoint only, which says how many
+transactions it ends (`Checkpoint.transactions`): one-row transactions would otherwise cost a
+checkpoint per row in every stage downstream. A transaction holding a record of the signal
+table, or one read while an incremental snapshot is busy, ends with its own checkpoint, so that
+the signal stages downstream see the stream exactly as they would one transaction at a time.
 
 Runs of Insert messages of one table, and of Update messages without an old tuple, are
 rendered column-wise into one `ChangeBlock` each (`stream_blocks`), up to `RUN_ROWS` rows;
@@ -28,10 +35,24 @@ from typing import Any
 from cdc_sources.common.transactions import TransactionTracker
 from cdc_sources.postgres import pgoutput as pg
 from cdc_sources.postgres.converters import ConverterSettings
-from cdc_sources.postgres.envelope import SourceInfo, dumps, envelope_text, message_envelope, sequence
+from cdc_sources.postgres.envelope import (
+    SourceInfo,
+    StreamSourceTemplate,
+    dumps,
+    envelope_text,
+    message_envelope,
+    sequence,
+)
 from cdc_sources.postgres.errors import classify
 from cdc_sources.postgres.offset import PostgresOffset
 from cdc_sources.postgres.pgoutput import ColumnarUnsupportedError
+from cdc_sources.postgres.pgoutput.decoder import (
+    BEGIN_SIZE,
+    COMMIT_SIZE,
+    PG_EPOCH_US,
+    unpack_begin,
+    unpack_commit,
+)
 from cdc_sources.postgres.schema import TableCodec
 from cdc_sources.postgres.stream_blocks import RUN_TUPLE_START, RowRun, RowRunRenderer
 from cdc_sources.spi import HEADER_NEW_KEY, HEADER_OLD_KEY, ChangeRecord, Checkpoint, StreamItem
@@ -39,7 +60,8 @@ from cdc_sources.spi import HEADER_NEW_KEY, HEADER_OLD_KEY, ChangeRecord, Checkp
 log = logging.getLogger(__name__)
 
 RUN_SIZE = 512
-"""Records are handed to the coordinator in runs of up to this many (fewer generator hops)."""
+"""Records are handed to the coordinator in runs of up to this many (fewer generator hops), and at
+most this many commits are folded into one checkpoint."""
 
 RUN_ROWS = 4096
 """Consecutive inserts (updates) of one table are rendered together in blocks of up to this many rows."""
@@ -51,6 +73,7 @@ few rows, the common OLTP shape) would be many times slower than the row path.""
 
 _RUNS = {ord("I"): ("c", "INSERT"), ord("U"): ("u", "UPDATE")}  # message -> (op, messageType)
 _NEW_TUPLE = ord("N")
+_BEGIN, _COMMIT = ord("B"), ord("C")
 _LSN_MARK = 0xFEDCBA9876543210  # no real LSN: marks where a row's LSN goes in a text
 _NO_RUN = b"\xff"  # no message starts with it: the run prefix while no run is open
 _RUN_WAIT_S = 0.01
@@ -96,7 +119,12 @@ class PostgresStreamReader:
         columnar: the converter settings, to render runs of inserts column-wise; None: render
             every message by itself.
         busy: whether work is pending that needs the stream to go on (an incremental
-            snapshot): an ``until_idle`` run is not idle while it says so.
+            snapshot): an ``until_idle`` run is not idle while it says so, and the checkpoints of
+            the transactions read while it says so are not folded.
+        signal_topic: the topic of the signal table, if any: a transaction with a record of it
+            ends with its own checkpoint.
+        fold_records: a checkpoint is handed over once the transactions folded under it hold
+            this many records (at most `RUN_SIZE`).
     """
 
     def __init__(self, *, settings: StreamSettings, source: SourceInfo, cursor: Any,
@@ -104,7 +132,8 @@ class PostgresStreamReader:
                  current_wal_lsn: Callable[[], int], heartbeat_action: Callable[[], None],
                  tx_tracker: TransactionTracker | None, last_commit_lsn: int | None = None,
                  driver_errors: tuple[type[BaseException], ...] = (),
-                 columnar: ConverterSettings | None = None, busy: Callable[[], bool] | None = None) -> None:
+                 columnar: ConverterSettings | None = None, busy: Callable[[], bool] | None = None,
+                 signal_topic: str | None = None, fold_records: int = RUN_SIZE) -> None:
         self.s = settings
         self.busy = busy or (lambda: False)
         self.source = source
@@ -124,6 +153,7 @@ class PostgresStreamReader:
         self._pending: Any = None
         self._target = 0
         self._source_parts: dict[int, tuple[str, str, str]] = {}
+        self._templates: dict[int, tuple[TableCodec, StreamSourceTemplate]] = {}  # per codec, kept across transactions
         self._out: list[ChangeRecord] = []
         self._ready: list[StreamItem] = []
         self._type = "INSERT"
@@ -133,6 +163,14 @@ class PostgresStreamReader:
         self._run_prefix = _NO_RUN
         self._run_payloads: list[bytes] = []
         self._run_lsns: list[int] = []
+        self._signal_topic = signal_topic
+        self._fold_records = fold_records
+        self._eager = False  # the open transaction must end with its own checkpoint
+        self._cp: tuple[int, int, int] | None = None  # the folded checkpoint (end LSN, commit LSN, ts), not queued yet
+        self._cp_at = 0  # where in _out it goes (the records after it are of a transaction still open)
+        self._cp_commits = 0  # commits folded into it
+        self._cp_tx = 0  # of them, transactions with change events
+        self._loose = False  # a non-transactional message came since the last commit or keepalive
 
     def start(self, start_lsn: int) -> None:
         """Begin streaming from ``start_lsn`` (transactions committing after it)."""
@@ -180,11 +218,19 @@ class PostgresStreamReader:
                     continue
                 if payloads:
                     self._end_run()
-                if payload[0] in _RUNS and self._starts_run(payload):
+                kind = payload[0]
+                if kind == _BEGIN and len(payload) == BEGIN_SIZE:  # once per transaction: no message object
+                    final_lsn, ts, xid = unpack_begin(payload, 1)
+                    self._begin(xid, final_lsn, ts + PG_EPOCH_US, msg.data_start)
+                elif kind == _COMMIT and len(payload) == COMMIT_SIZE:
+                    _flags, _commit_lsn, end_lsn, ts = unpack_commit(payload, 1)
+                    self._commit(end_lsn, ts + PG_EPOCH_US, msg.data_start)
+                elif kind in _RUNS and self._starts_run(payload):
                     payloads.append(payload)
                     lsns.append(msg.data_start)
                     continue
-                handle(decode(payload), msg.data_start)
+                else:
+                    handle(decode(payload), msg.data_start)
                 if ready:
                     yield from ready
                     ready.clear()
@@ -195,24 +241,31 @@ class PostgresStreamReader:
                 continue
             if payloads and select.select([self.cursor], [], [], _RUN_WAIT_S)[0]:
                 continue  # more of the run is on its way: keep gathering
-            self._end_run()
-            self._flush()
-            idle = False
-            if self._xid is None and self.s.heartbeat_interval_s > 0 and (
-                time.monotonic() - last_heartbeat >= self.s.heartbeat_interval_s
-            ):
-                last_heartbeat = time.monotonic()
-                self._heartbeat()
-            if self._xid is None:
-                idle = until_idle and not self.busy() and self._caught_up()
-                wal_end = int(self.cursor.wal_end or 0)
-                # also a tick while quiet, so the coordinator can acknowledge finished commits
-                self._emit(Checkpoint(self._offset(max(wal_end, self.flushed)), idle=idle))
+            idle, last_heartbeat = self._quiet(until_idle, last_heartbeat)
             yield from ready
             ready.clear()
             if idle:
                 return
             select.select([self.cursor], [], [], self.s.poll_interval_s)
+
+    def _quiet(self, until_idle: bool, last_heartbeat: float) -> tuple[bool, float]:
+        """Nothing more to read for now: queue what was gathered, a heartbeat if due and, between
+        transactions, a checkpoint. Returns whether the stream is idle, and the last heartbeat's time."""
+        self._end_run()
+        self._flush()
+        idle = False
+        if self._xid is None and self.s.heartbeat_interval_s > 0 and (
+            time.monotonic() - last_heartbeat >= self.s.heartbeat_interval_s
+        ):
+            last_heartbeat = time.monotonic()
+            self._heartbeat()
+        if self._xid is None:
+            idle = until_idle and not self.busy() and self._caught_up()
+            wal_end = int(self.cursor.wal_end or 0)
+            # also a tick while quiet, so the coordinator can acknowledge finished commits
+            self._emit(Checkpoint(self._offset(max(wal_end, self.flushed)), idle=idle))
+            self._loose = False
+        return idle, last_heartbeat
 
     def _starts_run(self, payload: bytes) -> bool:
         """Whether an Insert or Update message can start a columnar run (then it does)."""
@@ -252,6 +305,8 @@ class PostgresStreamReader:
             log.debug("changes of %s rendered one by one: %s", codec.table, exc)
             return False
         self._n += len(block)
+        if codec.topic == self._signal_topic:
+            self._eager = True
         if self.tx:
             self.tx.count(codec.version.table, len(block))
         self._emit(block)
@@ -275,9 +330,22 @@ class PostgresStreamReader:
                       collection, self._commit_lsn, self._n + 1, self.s.headers)
 
     def _flush(self) -> None:
-        """Move the records gathered so far to the ready queue as one run."""
-        if self._out:
-            self._ready.append(self._out)
+        """Move the records gathered so far to the ready queue as one run, with the folded checkpoint
+        (if any) after the records of the transactions it ends."""
+        out, cp = self._out, self._cp
+        if cp is not None:
+            at = self._cp_at
+            if at:
+                self._ready.append(out if at == len(out) else out[:at])
+            end_lsn, commit_lsn, ts_us = cp
+            self._ready.append(Checkpoint(PostgresOffset(end_lsn, commit_lsn, None, ts_us, slot=self.s.slot),
+                                          transactions=max(self._cp_tx, 1)))
+            self._cp, self._cp_commits, self._cp_tx = None, 0, 0
+            if at < len(out):
+                self._ready.append(out[at:])
+            self._out = []
+        elif out:
+            self._ready.append(out)
             self._out = []
 
     def _emit(self, item: StreamItem) -> None:
@@ -314,12 +382,9 @@ class PostgresStreamReader:
         elif kind is pg.Delete:
             self._delete(m, lsn)
         elif kind is pg.Begin:
-            self._xid, self._commit_lsn, self._ts_us, self._n = m.xid, m.final_lsn, m.commit_ts_us, 0
-            self._source_parts.clear()
-            if self.tx:
-                self.tx.begin(f"{m.xid}:{lsn}", m.commit_ts_us // 1000)
+            self._begin(m.xid, m.final_lsn, m.commit_ts_us, lsn)
         elif kind is pg.Commit:
-            self._commit(m, lsn)
+            self._commit(m.end_lsn, m.commit_ts_us, lsn)
         elif kind is pg.Relation:
             self._relation(m)
         elif kind is pg.Truncate:
@@ -334,15 +399,29 @@ class PostgresStreamReader:
         if codec is not None and (old is None or old.schema_id != codec.schema_id):
             self._emit(codec.version)
 
-    def _commit(self, m: pg.Commit, lsn: int) -> None:
+    def _begin(self, xid: int, final_lsn: int, ts_us: int, lsn: int) -> None:
+        self._xid, self._commit_lsn, self._ts_us, self._n = xid, final_lsn, ts_us, 0
+        self._source_parts.clear()
+        if self.tx:
+            self.tx.begin(f"{xid}:{lsn}", ts_us // 1000)
+
+    def _commit(self, end_lsn: int, ts_us: int, lsn: int) -> None:
         self._last_commit_lsn = lsn
         if self.tx:
             self._type = "COMMIT"
             end = self.tx.end_record(self._order(lsn), self._position(lsn), tx_id=f"{self._xid}:{lsn}")
             if end is not None:
                 self._out.append(end)
+        # the transaction's records (and its END) are of order (commit LSN, ., n >= 1): _n counts them
+        if self._n or self._loose:  # as the coordinator counts: change events since the last checkpoint
+            self._cp_tx += 1
+            self._loose = False
         self._xid = None
-        self._emit(Checkpoint(PostgresOffset(m.end_lsn, lsn, None, m.commit_ts_us, slot=self.s.slot)))
+        self._cp, self._cp_at = (end_lsn, lsn, ts_us), len(self._out)
+        self._cp_commits += 1
+        if self._eager or self._cp_at >= self._fold_records or self._cp_commits >= RUN_SIZE or self.busy():
+            self._eager = False
+            self._flush()
 
     def _order(self, lsn: int) -> tuple[int, int, int]:
         self._n += 1
@@ -357,8 +436,11 @@ class PostgresStreamReader:
         """The parts of the ``source`` block fixed for a transaction (cached)."""
         parts = self._source_parts.get(id(codec))
         if parts is None:
-            parts = self._source_parts[id(codec)] = self.source.stream_parts(
-                schema=codec.schema, table=codec.table, ts_us=self._ts_us, tx_id=self._xid)
+            template = self._templates.get(id(codec))
+            if template is None or template[0] is not codec:
+                template = self._templates[id(codec)] = (
+                    codec, self.source.stream_template(schema=codec.schema, table=codec.table))
+            parts = self._source_parts[id(codec)] = template[1].parts(ts_us=self._ts_us, tx_id=self._xid)
         return parts
 
     def _source(self, codec: TableCodec, lsn: int) -> str:
@@ -370,6 +452,8 @@ class PostgresStreamReader:
 
     def _record(self, codec: TableCodec, key: str | None, value: str | None, op: str | None, lsn: int,
                 headers: Mapping[str, str] | None = None) -> None:
+        if codec.topic == self._signal_topic:
+            self._eager = True
         position = self._position(lsn)
         if self.tx and op is not None and self.tx.needs_begin():
             self._out.append(self.tx.begin_record(self._order(lsn), position))
@@ -459,6 +543,7 @@ class PostgresStreamReader:
         transactional = m.transactional and self._xid is not None
         if not transactional:
             self._last_commit_lsn = lsn  # Debezium treats it as its own commit
+            self._loose = True
         source = self.source.block(schema="", table="", ts_us=self._ts_us, snapshot="false",
                                    tx_id=self._xid if transactional else None, lsn=lsn,
                                    sequence=sequence(self._last_commit_lsn, lsn))
@@ -476,3 +561,4 @@ class PostgresStreamReader:
         self._out.append(ChangeRecord(self.s.heartbeat_topic, dumps({"serverName": self.s.prefix}),
                                       dumps({"ts_ms": now_ms}), None, dumps(offset.to_dict()), (lsn, 0, 0), None))
         self._emit(Checkpoint(offset))
+        self._loose = False

@@ -252,10 +252,15 @@ class Checkpoint:
         offset: the connector's typed offset.
         idle: True when the source had nothing more to send at this point (used by
             ``--until-idle``).
+        transactions: how many source transactions with change events end here, when change
+            events came since the previous checkpoint: more than one when a reader folds the
+            checkpoints of consecutive transactions read together into the last one's (one-row
+            transactions would otherwise cost a checkpoint per row downstream).
     """
 
     offset: SourceOffset
     idle: bool = False
+    transactions: int = 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -80,16 +80,22 @@ _COMMIT_FLAGS, _COMMIT_LSN, _COMMIT_END, _COMMIT_TS = _setters(Commit)
 _INS_OID, _INS_NEW, _INS_XID = _setters(Insert)
 _UPD_OID, _UPD_OLD, _UPD_KIND, _UPD_NEW, _UPD_XID = _setters(Update)
 _DEL_OID, _DEL_OLD, _DEL_KIND, _DEL_XID = _setters(Delete)
-_BEGIN = struct.Struct(">QqI").unpack_from
-_COMMIT = struct.Struct(">BQQq").unpack_from
+BEGIN_SIZE: Final = 21
+unpack_begin: Final = struct.Struct(">QqI").unpack_from
+"""``unpack_begin(payload, 1)``: a Begin's (final LSN, commit time in µs since 2000-01-01, xid); the
+payload must be `BEGIN_SIZE` bytes. For readers that handle the per-transaction messages inline."""
+COMMIT_SIZE: Final = 26
+unpack_commit: Final = struct.Struct(">BQQq").unpack_from
+"""``unpack_commit(payload, 1)``: a Commit's (flags, commit LSN, end LSN, commit time in µs since
+2000-01-01); the payload must be `COMMIT_SIZE` bytes."""
 _kind_len = struct.Struct(">BI").unpack_from
 _u32 = struct.Struct(">I").unpack_from
 
 
 def _begin(buf: bytes, pos: int, xid: int | None) -> Begin:
-    if len(buf) != 21:
-        raise _bad_length(21, buf)
-    final_lsn, ts, txid = _BEGIN(buf, 1)
+    if len(buf) != BEGIN_SIZE:
+        raise _bad_length(BEGIN_SIZE, buf)
+    final_lsn, ts, txid = unpack_begin(buf, 1)
     msg = _alloc(Begin)
     _BEGIN_LSN(msg, final_lsn)
     _BEGIN_TS(msg, ts + PG_EPOCH_US)
@@ -98,9 +104,9 @@ def _begin(buf: bytes, pos: int, xid: int | None) -> Begin:
 
 
 def _commit(buf: bytes, pos: int, xid: int | None) -> Commit:
-    if len(buf) != 26:
-        raise _bad_length(26, buf)
-    flags, commit_lsn, end_lsn, ts = _COMMIT(buf, 1)
+    if len(buf) != COMMIT_SIZE:
+        raise _bad_length(COMMIT_SIZE, buf)
+    flags, commit_lsn, end_lsn, ts = unpack_commit(buf, 1)
     msg = _alloc(Commit)
     _COMMIT_FLAGS(msg, flags)
     _COMMIT_LSN(msg, commit_lsn)
