@@ -40,14 +40,20 @@ def commit_mark(position: Mapping[str, Any]) -> int | None:
     """An integer that orders a position by the commit it follows, the same for a checkpoint's offset
     and for the records of the next transactions (silver reads it from bronze positions alike).
 
-    PostgreSQL: ``lsn_commit``. Binlog connectors (MySQL, MariaDB): ``file`` and ``pos``, as
-    ``file number * BINLOG_FILE_FACTOR + pos``: a record's ``pos`` is its transaction's first
-    event, a checkpoint's the end of the commit, so the transactions after a checkpoint have a
-    mark at least its. None when the position has neither.
+    PostgreSQL: ``lsn_commit``. Oracle: the highest commit SCN of ``commit_scn``
+    (``<scn>:<thread>:<xids>`` per redo thread; transactions are emitted in commit SCN order
+    across threads). Binlog connectors (MySQL, MariaDB): ``file`` and ``pos``, as ``file number *
+    BINLOG_FILE_FACTOR + pos``: a record's ``pos`` is its transaction's first event, a checkpoint's
+    the end of the commit, so the transactions after a checkpoint have a mark at least its.
+    None when the position has none of them.
     """
     lsn = position.get("lsn_commit")
     if lsn is not None:
         return int(lsn)
+    commits = position.get("commit_scn")
+    if isinstance(commits, str) and commits:  # Oracle: the highest commit SCN over the redo threads
+        scns = [int(e.split(":", 1)[0]) for e in commits.split(",") if e.split(":", 1)[0].isdigit()]
+        return max(scns) if scns else None
     file, pos = position.get("file"), position.get("pos")
     if not isinstance(file, str) or pos is None:
         return None

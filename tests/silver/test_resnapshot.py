@@ -5,12 +5,14 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import orjson
 import pytest
 
+from cdc_sources.spi import commit_mark
 from pipelines.engine import EngineSpec
 from pipelines.silver_runner import run_silver
 from silver.declarations import SilverOptions, SilverTable
-from silver.resnapshot import BatchSpan, TableSnapshot, snapshot_windows, table_snapshot
+from silver.resnapshot import BatchSpan, TableSnapshot, _commit_mark, snapshot_windows, table_snapshot
 from tests.silver.bronze_builder import BronzeBuilder, int32, string
 from tests.silver.conftest import rows
 from tests.silver.test_crash_safety import _arm
@@ -154,3 +156,14 @@ def test_an_incremental_snapshot_removes_unread_rows_once_its_last_chunk_is_in(s
     assert result.ok and result.tables[0].resnapshot_seq == 8  # id 9's insert: the first change after the start
     hard = rows(spark.read.format("delta").load(f"{root}/silver/hard"), "id", "note")
     assert hard == [(1, "n1"), (2, "before the snapshot"), (3, "n3"), (5, "n5b"), (9, "streamed in the first window")]
+
+
+@SAIL_ONLY
+@pytest.mark.spark
+def test_commit_marks_of_bronze_positions_match_the_capture_side(spark):
+    positions = ['{"lsn_commit": 5}', '{"file": "mysql-bin.000002", "pos": 7}', '{"scn": "1", "commit_scn": null}',
+                 '{"scn": "3", "commit_scn": "123:1:0a00-0b00,456:2:0c00"}', '{"scn": "90", "commit_scn": "99"}',
+                 '{"scn": "8"}']
+    got = spark.createDataFrame([(p,) for p in positions], ["position"]).select(_commit_mark().alias("m")).collect()
+    assert [r["m"] for r in got] == [5, (2 << 32) + 7, None, 456, 99, None]
+    assert [commit_mark(orjson.loads(p)) for p in positions] == [r["m"] for r in got]
