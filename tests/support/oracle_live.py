@@ -7,7 +7,7 @@
   position L), and the fake's ``V$LOGMNR_CONTENTS`` becomes the LogMiner rows of every
   transaction committed before L (the slot is peeked, never consumed: the same rows in every
   process, so a capture killed and restarted mines what it mined before), with the current SCN
-  just after the last commit (no transaction starts between it and L);
+  just after the last commit and below L (a writer the lock held back starts at L);
 - the incremental snapshot's statements (chunk selects, watermark inserts into the signal
   table, watermark look-ups) run on the PostgreSQL tables, with python-oracledb's ``:b<n>`` binds
   as psycopg's: a chunk reads the rows committed at that moment, and a watermark is a real
@@ -75,10 +75,11 @@ class LiveRedo:
             hi, lo = str(row[0]).split("/")
             upto = (int(hi, 16) << 32) + int(lo, 16)
             transactions = self.workload.decode(peek_upto=upto)
-            # the last commit (+1: a rolled-back transaction's injected ROLLBACK row), not L: the
-            # flush marker each refresh writes moves L, and the database would never be idle
+            # below L: a writer let go by the lock starts its transaction at L itself; and the last
+            # commit (+1: a rolled-back transaction's injected ROLLBACK row) when below: the flush
+            # marker each refresh writes moves L, and the database would never be idle
             last = max((t.commit_lsn for t in transactions), default=0) + 1
-            database.replace_contents(self.workload.logminer_rows(transactions), min(last, upto))
+            database.replace_contents(self.workload.logminer_rows(transactions), min(last, upto - 1))
 
     def execute(self, sql: str, params: Sequence[Any]) -> tuple[Sequence[str], list[tuple[Any, ...]]]:
         with self._lock:
@@ -124,8 +125,6 @@ def capture(root: str, db: FakeOracleDatabase, options: Mapping[str, Any], *, un
 
 
 if __name__ == "__main__":
-    import logging
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr)
     live = live_database(OracleWorkload(sys.argv[1], create=False))
     live.window_delay_s = float(sys.argv[4])
     capture(sys.argv[2], live, json.loads(sys.argv[3]), until_idle=False)
