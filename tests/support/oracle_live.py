@@ -35,7 +35,7 @@ from tests.support.oracle_capture import SOURCE, connector
 from tests.support.oracle_fake import FakeColumn, FakeOracleDatabase, FakeTable
 from tests.support.oracle_workload import OWNER, TABLES, OracleWorkload
 
-__all__ = ["SIGNAL", "SIGNAL_TABLE", "LiveRedo", "capture", "create_signal_table", "live_database"]
+__all__ = ["SIGNAL", "SIGNAL_TABLE", "LiveRedo", "capture", "create_signal_table", "live_database", "psycopg_sql"]
 
 SIGNAL = "DEBEZIUM_SIGNAL"
 SIGNAL_TABLE = FakeTable(OWNER, SIGNAL, (FakeColumn("ID", "VARCHAR2", 42, nullable=False),
@@ -52,7 +52,7 @@ def create_signal_table(dsn: str) -> None:
         conn.execute(f'ALTER TABLE "{OWNER}"."{SIGNAL}" REPLICA IDENTITY FULL')
 
 
-def _psycopg_sql(sql: str) -> str:
+def psycopg_sql(sql: str) -> str:
     """python-oracledb's ``:b<n>`` binds (outside quotes) as psycopg's ``%s``, in the same order."""
     return _BIND.sub(lambda m: "%s" if m.group(0).startswith(":b") else m.group(0).replace("%", "%%"), sql)
 
@@ -84,7 +84,7 @@ class LiveRedo:
     def execute(self, sql: str, params: Sequence[Any]) -> tuple[Sequence[str], list[tuple[Any, ...]]]:
         with self._lock:
             if not sql.startswith("SELECT "):
-                self._conn.execute(_psycopg_sql(sql), list(params))
+                self._conn.execute(psycopg_sql(sql), list(params))
                 return (), []
             with self._conn.transaction():
                 # PostgreSQL makes a commit visible after writing its WAL record (a writer waiting for
@@ -92,7 +92,7 @@ class LiveRedo:
                 # lock waits for every writer, so what the read sees is what precedes it in the WAL
                 names = ", ".join(f'"{OWNER}"."{t}"' for t in TABLES)
                 self._conn.execute(f"LOCK TABLE {names} IN SHARE MODE")
-                cur = self._conn.execute(_psycopg_sql(sql), list(params))
+                cur = self._conn.execute(psycopg_sql(sql), list(params))
                 assert cur.description is not None
                 return [d.name for d in cur.description], [tuple(r) for r in cur.fetchall()]
 
