@@ -62,3 +62,16 @@ def test_data_collection_names_lose_their_database_part() -> None:
                  '"ORCLPDB1"."INVENTORY"."ITEMS"', "ORCLPDB1\\.INVENTORY\\.IT.*"):
         assert local_name(parse_collection(text), "ORCLPDB1").matches("INVENTORY", "ITEMS"), text
     assert not local_name(parse_collection("CDB.INVENTORY.ITEMS"), "ORCLPDB1").matches("INVENTORY", "ITEMS")
+
+
+def test_signals_are_read_from_the_signal_file(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    signals = tmp_path / "signals.jsonl"
+    signals.write_text('{"id": "f1", "type": "log", "data": {"message": "hello from the file"}}\n')
+    db = FakeOracleDatabase({("INVENTORY", "ITEMS"): ITEMS}, [], lambda o, t, s: [(Decimal(1), "one")], 2000,
+                            mining_query(MiningQuerySettings()), final_scn=2100, scn_step=50)
+    options = {"table.include.list": "INVENTORY\\.ITEMS", "signal.enabled.channels": "file",
+               "signal.file": str(signals)}
+    with caplog.at_level(logging.INFO, logger="cdc_sources.common.incremental_snapshot"):
+        capture_once(str(tmp_path / "lake"), db, options=options)
+    assert any("hello from the file" in r.getMessage() for r in caplog.records), caplog.text
+    assert not signals.exists()  # taken as read
