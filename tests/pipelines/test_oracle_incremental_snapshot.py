@@ -74,7 +74,7 @@ class _Writer(threading.Thread):
         try:
             with psycopg.connect(self.dsn, autocommit=True, options="-c synchronous_commit=on") as conn:
                 for n in range(self.count):
-                    key = rnd.randint(1, ROWS)
+                    key = rnd.randint(1, 30 if n < 60 else ROWS)  # the first chunks' keys, in their windows
                     self.touched.add(key)
                     if n % 7 == 3:
                         conn.execute(f'DELETE FROM "{OWNER}"."CUSTOMERS" WHERE "ID" = %s', (key,))
@@ -118,9 +118,10 @@ def test_incremental_snapshot_with_a_writer_killed_and_restarted(pg_db: str, tmp
         deadline = time.monotonic() + 30
         while not read_offsets(root, SOURCE) and child.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)  # streaming has started
+        writer.start()  # streamed changes precede the snapshot: silver settles it as a re-snapshot
+        time.sleep(0.3)
         _signal(pg_db, "snap-1", "execute-snapshot",
                 '{"data-collections": ["ORCLPDB1.INVENTORY.CUSTOMERS"], "type": "incremental"}')
-        writer.start()
         while child.poll() is None and time.monotonic() < deadline and len(_reads(root)) < 3 * 20:
             time.sleep(0.02)
         assert child.poll() is None, f"the capture ended before it was killed: {child.communicate()}"
