@@ -30,7 +30,7 @@ nothing about it, so its boundaries come from its rows instead (`find_incrementa
 each carries the snapshot's correlation id in its ``position``, and the rows of the table's
 last chunk a mark; L is the highest ``seq`` of its rows and S the lowest, or lower: the first
 change streamed after the watermark that opened the table's first chunk (its rows carry that
-watermark's commit mark, `cdc_sources.spi.commit_mark`: the commit LSN, or the binlog position;
+watermark's commit mark, `cdc_sources.spi.commit_mark`: the commit LSN, the commit SCN, or the binlog position;
 the table's largest key is read after it, so a row with a larger key, which no
 chunk reads, was streamed after it). Settled by the increment holding L. Those rows are left
 out of the initial-snapshot windows above. The same rule ``_cdc_seq < S`` holds: every change
@@ -176,7 +176,8 @@ def find_resnapshot(spark: SparkSession, ref: BronzeRef, topic: str, increment: 
 
 def _commit_mark() -> Column:
     """`cdc_sources.spi.commit_mark` of the bronze ``position``: ``lsn_commit`` (PostgreSQL), else
-    ``commit_lsn`` (SQL Server), else the binlog ``file`` number and ``pos`` (MySQL, MariaDB)."""
+    ``commit_lsn`` (SQL Server), else the highest commit SCN of ``commit_scn`` (Oracle), else the
+    binlog ``file`` number and ``pos`` (MySQL, MariaDB)."""
     pos = sf.col("position")
     file_no = sf.regexp_extract(sf.get_json_object(pos, "$.file"), r"\.([0-9]+)$", 1)
     binlog = (sf.when(file_no != "", file_no.cast("bigint") * sf.lit(BINLOG_FILE_FACTOR)
@@ -186,7 +187,9 @@ def _commit_mark() -> Column:
     mssql = sf.when(lsn.rlike("^[0-9a-fA-F]{8}:[0-9a-fA-F]{8}:[0-9a-fA-F]{4}$"),
                     sf.least(vlf, sf.lit(SQLSERVER_VLF_LIMIT)) * sf.lit(1 << 32)
                     + sf.conv(sf.substring(lsn, 10, 8), 16, 10).cast("bigint"))
-    return sf.coalesce(sf.get_json_object(pos, "$.lsn_commit").cast("bigint"), mssql, binlog)
+    oracle = sf.array_max(sf.regexp_extract_all(sf.get_json_object(pos, "$.commit_scn"), sf.lit(r"(?:^|,)([0-9]+)"),
+                                                sf.lit(1)).cast("array<bigint>"))
+    return sf.coalesce(sf.get_json_object(pos, "$.lsn_commit").cast("bigint"), mssql, oracle, binlog)
 
 
 def _incremental_id() -> Column:

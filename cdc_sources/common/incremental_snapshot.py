@@ -87,8 +87,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Chunk", "ChunkSource", "IncrementalSnapshotter", "chunk_where", "emission_order", "event_key",
-           "keyless_id", "read_signal_file"]
+__all__ = ["Chunk", "ChunkSource", "IncrementalSnapshotter", "WatermarkLookup", "chunk_where", "emission_order",
+           "event_key", "keyless_id", "open_after_lookup", "read_signal_file"]
 
 _KEYLESS = "\0"
 
@@ -175,6 +175,27 @@ class ChunkSource(Protocol):
         `emission_order`, order keys ``(*order_key, h)``, ``position`` their position text; a
         `SchemaVersion` first if needed."""
         ...
+
+
+class WatermarkLookup(Protocol):
+    """A chunk source that reads a window's watermarks and inserts one, in two statements."""
+
+    def watermarks_present(self, window_id: str) -> dict[str, str | None]:
+        """The window's watermarks in the signal table: id -> data."""
+        ...
+
+    def insert_watermark(self, window_id: str, *, opens: bool, data: str | None = None) -> None:
+        """Insert ``<window_id>-open`` or ``-close`` into the signal table."""
+        ...
+
+
+def open_after_lookup(source: WatermarkLookup, window_id: str) -> dict[str, str | None]:
+    """`ChunkSource.open_watermark` as a look-up, then an insert unless the open watermark is there
+    (a source whose database cannot do both in one statement)."""
+    present = source.watermarks_present(window_id)
+    if f"{window_id}-open" not in present:
+        source.insert_watermark(window_id, opens=True)
+    return present
 
 
 @dataclass

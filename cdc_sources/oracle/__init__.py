@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from cdc_sources.oracle.config import OracleSourceConfig, build_oracle_config
@@ -58,5 +59,5 @@ class OracleConnector:
              history: Sequence[HistoryEntry] = ()) -> OracleCaptureSession:
         """Connect and open a session; ``history`` is the connector's stored schema history (the
         captured tables' structures, `cdc_sources.oracle.schema_changes`)."""
-        connection = self.connect() if self.connect is not None else _thin_connect(self.config)
-        return OracleCaptureSession(self.config, connection, stored_offset, history)
+        connect = self.connect if self.connect is not None else partial(_thin_connect, self.config)
+        return OracleCaptureSession(self.config, connect(), stored_offset, history, connect=connect)

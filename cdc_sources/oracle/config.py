@@ -23,6 +23,7 @@ from cdc_sources.oracle.converters import OracleConverterSettings
 from cdc_sources.oracle.envelope import EnvelopeSettings
 from cdc_sources.oracle.mining_query import MiningQuerySettings
 from cdc_sources.oracle.options import SNAPSHOT_MODE_ALIASES, parse_oracle_options
+from cdc_sources.oracle.signal_table import signal_table_problems
 from cdc_sources.oracle.transactions import EXCLUDED_SCHEMAS
 from cdc_sources.spi import ConfigProblem
 from cdc_sources.spi.retry import RetryPolicy
@@ -121,6 +122,7 @@ def build_oracle_config(*, name: str, connection: Mapping[str, Any], options: Ma
     problems.extend(ConfigProblem(f"{opath}.{p.path}", p.message) for p in table_problems)
     retry, retry_problems = RetryPolicy.from_options(opts.get, opath)
     problems.extend(retry_problems)
+    problems.extend(signal_table_problems(parsed.raw, opath, str(opts.get("database.pdb.name") or conn["database"])))
     prefix = str(opts.get("topic.prefix") or name)
     if problems:
         return None, problems

@@ -65,6 +65,10 @@ class StatementKind(enum.Enum):
     MINABLE_LOGS = "minable logs"
     MINING = "mining query"
     SNAPSHOT_SELECT = "snapshot select"
+    CHUNK_SELECT = "chunk select"
+    MAX_KEY = "max key"
+    SIGNAL_INSERT = "signal insert"
+    SIGNAL_READ = "signal read"
 
 
 _BIND = re.compile(r"""'[^']*'|"[^"]*"|\?""")
@@ -205,6 +209,7 @@ class Connection(Protocol):
     """What the gateway uses of a python-oracledb connection."""
 
     def cursor(self) -> Any: ...
+    def commit(self) -> None: ...
     def close(self) -> None: ...
 
 
@@ -260,6 +265,10 @@ class OracleGateway:
             cursor.callproc(procedure.name.value, keyword_parameters=dict(procedure.arguments))
         finally:
             cursor.close()
+
+    def commit(self) -> None:
+        """Commit the connection's transaction (a statement `run` that wrote)."""
+        self._conn.commit()
 
     def close(self) -> None:
         self._conn.close()

@@ -16,8 +16,9 @@ codes are mined with ``lob.enabled``; DDL rows are kept apart from the table fil
 ``schema.history.internal.store.only.captured.tables.ddl``. Compared with Debezium's builder
 by ``tests/cdc_sources/oracle/test_mining_query.py`` (the order of values inside an ``IN``
 list is Debezium's hash order there, so the test compares those lists as sets). Not reproduced:
-the CTE form (``internal.log.mining.use.cte.query``) and the signal table added to the
-``in``/``regex`` table predicates (``signal.data.collection``).
+the CTE form (``internal.log.mining.use.cte.query``). The signal table (``signal.data.collection``,
+without its database part) is added to the ``in``/``regex`` table predicates unless the include
+list names it, so signals and watermarks are mined whatever the table lists say.
 """
 
 from __future__ import annotations
@@ -73,6 +74,8 @@ class MiningQuerySettings:
     track_rs_id: bool = True
     track_username: bool = True
     track_client_id: bool = True
+    signal_table: str | None = None
+    """``SCHEMA.TABLE`` of ``signal.data.collection`` (its database part dropped)."""
 
     @classmethod
     def from_options(cls, opts: ParsedOptions) -> MiningQuerySettings:
@@ -98,7 +101,13 @@ class MiningQuerySettings:
             track_rs_id=flag("log.mining.buffer.track.rs_id"),
             track_username=flag("log.mining.buffer.track.username"),
             track_client_id=flag("log.mining.buffer.track.client_id"),
+            signal_table=_signal_table(opts.get("signal.data.collection")),
         )
+
+
+def _signal_table(text: str | None) -> str | None:
+    parts = [p.strip() for p in (text or "").split(".")]
+    return ".".join(parts[1:]) if len(parts) == 3 and all(parts) else None
 
 
 def _in(field: str, values: Sequence[object], *, negate: bool = False, upper: bool = False) -> str:
@@ -154,6 +163,10 @@ def _tables(s: MiningQuerySettings) -> str:
         out += "TABLE_NAME LIKE 'OBJ#%' OR "
     if not s.table_include:
         out += "TABLE_NAME NOT LIKE 'MLOG$%' OR "
+    signal = (s.signal_table or "").upper()
+    named = {(t.replace("\\", "") if s.filter_mode == "in" else t).upper() for t in s.table_include}
+    if signal and signal not in named:  # regex mode: only a literal include entry names it
+        out += f"UPPER({_TABLE_FIELD}) = '{signal.replace(chr(39), chr(39) * 2)}' OR "
     if s.filter_mode == "in":
         def unescape(values: Sequence[str]) -> list[str]:
             return [v.replace("\\", "") for v in values]

@@ -241,6 +241,7 @@ def _specs() -> list[OptionSpec]:
         S("heartbeat.topics.prefix", "__debezium-heartbeat"),
         S("signal.poll.interval.ms", "5000", "int", minimum=1),
         S("signal.enabled.channels", "source", "list"),
+        S("signal.file", "file-signals.txt"),  # Debezium's file signal channel
         S("topic.naming.strategy", "io.debezium.schema.SchemaTopicNamingStrategy", inert=True),
         S("notification.enabled.channels", inert=True),
         S("notification.sink.topic.name", inert=True),

@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 import orjson
 
 from cdc_sources.common.envelope import dumps, envelope
+from cdc_sources.common.incremental_state import IncrementalState
 from cdc_sources.common.snapshot_plan import StoredState, plan_snapshot
 from cdc_sources.oracle import gateway as gw
 from cdc_sources.oracle.config import OracleSourceConfig
@@ -44,10 +45,12 @@ from cdc_sources.oracle.envelope import (
     OracleTable,
     utc_ms,
 )
+from cdc_sources.oracle.incremental_session import OracleSignals
 from cdc_sources.oracle.mining_query import mining_query
 from cdc_sources.oracle.offset import OracleOffset
 from cdc_sources.oracle.redo import RedoParseError
 from cdc_sources.oracle.schema_changes import SchemaChangeRecords, create_table_ddl, restore_tables
+from cdc_sources.oracle.signal_table import oracle_signal_settings
 from cdc_sources.oracle.snapshot_values import redo_value
 from cdc_sources.oracle.source import OracleEvent, OracleSourceInfo
 from cdc_sources.oracle.tables import table_of
@@ -88,7 +91,8 @@ class OracleCaptureSession:
     """A capture run (implements `cdc_sources.spi.CaptureSession`)."""
 
     def __init__(self, config: OracleSourceConfig, connection: gw.Connection,
-                 stored_offset: Mapping[str, Any] | None, history: Sequence[HistoryEntry] = ()) -> None:
+                 stored_offset: Mapping[str, Any] | None, history: Sequence[HistoryEntry] = (),
+                 connect: Callable[[], gw.Connection] | None = None) -> None:
         self.config = config
         for warning in config.warnings:
             log.warning("source %s: %s", config.name, warning)
@@ -117,6 +121,13 @@ class OracleCaptureSession:
         select = self.query[len("SELECT "):self.query.index(" FROM V$LOGMNR_CONTENTS")]
         self._columns = tuple(c.strip() for c in select.split(","))
         self._announced: set[str] = set()
+        values = config.options.values
+        self.signals = OracleSignals(
+            gateway=self.gateway, maker=self.maker, source=source, signals=oracle_signal_settings(values, db),
+            database=db, tables=lambda: [(t.schema, t.name) for t in self.tables], connect=connect,
+            fetch_size=config.fetch_size, chunk_size=int(values.get("incremental.snapshot.chunk.size") or 1024),
+            state=IncrementalState.from_offset(stored_offset))
+        self.signals.chunks.announced = self._announced
 
     def _resumes(self) -> bool:
         """Whether this run continues from a stored offset with the recorded structures (not after
@@ -194,6 +205,7 @@ class OracleCaptureSession:
         return int(scn)
 
     def snapshot(self) -> Iterator[StreamItem]:
+        self.signals.driver.state = None  # this snapshot reads every table anew: a stored incremental one is moot
         scn = self._snapshot_scn()
         pending = {str(x): int(s) for x, s in self.gateway.columns(gw.OPEN_TRANSACTIONS)[1]}
         start = min([*pending.values(), scn + 1]) - 1
@@ -248,6 +260,10 @@ class OracleCaptureSession:
         return out
 
     def stream(self, *, until_idle: bool) -> Iterator[StreamItem]:
+        """The mined changes with signals applied and incremental snapshot rows added (`OracleSignals`)."""
+        return self.signals.wrap(self._mine(until_idle=until_idle))
+
+    def _mine(self, *, until_idle: bool) -> Iterator[StreamItem]:
         if self.offset is None or self.offset.scn is None:  # no_data without an offset: record the structures
             scn = self._scn()
             yield self._start_records(OracleOffset(scn=scn), scn, time.time_ns() // 1_000_000, "false")
@@ -271,7 +287,7 @@ class OracleCaptureSession:
             high = self._scn()
             if high <= low:
                 yield Checkpoint(offset, idle=True)
-                if until_idle:
+                if until_idle and not self.signals.busy():
                     return
                 time.sleep(self.config.poll_interval_s)
                 continue
@@ -405,6 +421,7 @@ class OracleCaptureSession:
         return OracleOffset.from_dict(data)
 
     def close(self) -> None:
+        self.signals.close()
         self.gateway.close()
 
 

@@ -23,6 +23,7 @@ from cdc_sources.common.incremental_snapshot import (
     emission_order,
     event_key,
     keyless_id,
+    open_after_lookup,
 )
 from cdc_sources.common.incremental_state import SnapshotCollection
 from cdc_sources.postgres.catalog import TableInfo
@@ -133,10 +134,7 @@ class PostgresChunkSource:
                           (f"{window_id}-{'open' if opens else 'close'}", kind, data))
 
     def open_watermark(self, window_id: str) -> dict[str, str | None]:
-        present = self.watermarks_present(window_id)
-        if f"{window_id}-open" not in present:
-            self.insert_watermark(window_id, opens=True)
-        return present
+        return open_after_lookup(self, window_id)
 
     def watermarks_present(self, window_id: str) -> dict[str, str | None]:
         """The window's watermarks in the signal table: id -> data."""

@@ -47,11 +47,13 @@ def commit_mark(position: Mapping[str, Any]) -> int | None:
     """An integer that orders a position by the commit it follows, the same for a checkpoint's offset
     and for the records of the next transactions (silver reads it from bronze positions alike).
 
-    PostgreSQL: ``lsn_commit``. SQL Server: ``commit_lsn`` (see `SQLSERVER_VLF_LIMIT`). Binlog
-    connectors (MySQL, MariaDB): ``file`` and ``pos``, as ``file number * BINLOG_FILE_FACTOR +
-    pos``: a record's ``pos`` is its transaction's first event, a checkpoint's the end of the
-    commit, so the transactions after a checkpoint have a mark at least its. None when the
-    position has none of them.
+    PostgreSQL: ``lsn_commit``. SQL Server: ``commit_lsn`` (see `SQLSERVER_VLF_LIMIT`). Oracle:
+    the highest commit SCN of ``commit_scn`` (``<scn>:<thread>:<xids>`` per redo thread;
+    transactions are emitted in commit SCN order across threads). Binlog connectors (MySQL,
+    MariaDB): ``file`` and ``pos``, as ``file number * BINLOG_FILE_FACTOR + pos``: a record's
+    ``pos`` is its transaction's first event, a checkpoint's the end of the commit, so the
+    transactions after a checkpoint have a mark at least its. None when the position has none of
+    them.
     """
     lsn = position.get("lsn_commit")
     if lsn is not None:
@@ -60,6 +62,10 @@ def commit_mark(position: Mapping[str, Any]) -> int | None:
     if isinstance(mssql, str) and len(mssql) == 22 and mssql[8] == mssql[17] == ":" \
             and set(mssql[:8] + mssql[9:17] + mssql[18:]) <= _HEX:
         return (min(int(mssql[:8], 16), SQLSERVER_VLF_LIMIT) << 32) | int(mssql[9:17], 16)
+    commits = position.get("commit_scn")
+    if isinstance(commits, str) and commits:  # Oracle: the highest commit SCN over the redo threads
+        scns = [int(e.split(":", 1)[0]) for e in commits.split(",") if e.split(":", 1)[0].isdigit()]
+        return max(scns) if scns else None
     file, pos = position.get("file"), position.get("pos")
     if not isinstance(file, str) or pos is None:
         return None

@@ -33,7 +33,7 @@ from typing import Any, Protocol
 import orjson
 
 from cdc_sources.common.envelope import dumps, envelope_text
-from cdc_sources.common.incremental_snapshot import Chunk, Key, emission_order, event_key, keyless_id
+from cdc_sources.common.incremental_snapshot import Chunk, Key, emission_order, event_key, keyless_id, open_after_lookup
 from cdc_sources.common.incremental_state import SnapshotCollection
 from cdc_sources.spi import ChangeRecord, SchemaVersion, SourceError, StreamItem
 from cdc_sources.sqlserver import catalogue
@@ -182,10 +182,7 @@ class SqlServerChunkSource:
         self.gateway.insert_signal(s.schema, s.table, (f"{window_id}-{'open' if opens else 'close'}", kind, data))
 
     def open_watermark(self, window_id: str) -> dict[str, str | None]:
-        present = self.watermarks_present(window_id)
-        if f"{window_id}-open" not in present:
-            self.insert_watermark(window_id, opens=True)
-        return present
+        return open_after_lookup(self, window_id)
 
     def watermarks_present(self, window_id: str) -> dict[str, str | None]:
         """The window's watermarks in the signal table: id -> data."""

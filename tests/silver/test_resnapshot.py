@@ -12,7 +12,7 @@ from cdc_sources.spi import commit_mark
 from pipelines.engine import EngineSpec
 from pipelines.silver_runner import run_silver
 from silver.declarations import SilverOptions, SilverTable
-from silver.resnapshot import BatchSpan, TableSnapshot, snapshot_windows, table_snapshot
+from silver.resnapshot import BatchSpan, TableSnapshot, _commit_mark, snapshot_windows, table_snapshot
 from tests.silver.bronze_builder import BronzeBuilder, int32, string
 from tests.silver.conftest import rows
 from tests.silver.test_crash_safety import _arm
@@ -161,8 +161,6 @@ def test_an_incremental_snapshot_removes_unread_rows_once_its_last_chunk_is_in(s
 @SAIL_ONLY
 def test_the_commit_mark_column_agrees_with_the_connectors_commit_marks(spark) -> None:
     # silver reads a re-snapshot's start from bronze positions with the same encoding as capture
-    from silver.resnapshot import _commit_mark
-
     positions = [{"lsn_commit": 880, "lsn": 900}, {"file": "mysql-bin.000003", "pos": 4096},
                  {"commit_lsn": "0000002a:00000118:0003", "change_lsn": "NULL", "event_serial_no": 0},
                  {"commit_lsn": "ffffffff:7fffffff:ffff"}, {"commit_lsn": "NULL"}, {}]
@@ -170,3 +168,14 @@ def test_the_commit_mark_column_agrees_with_the_connectors_commit_marks(spark) -
     df = spark.createDataFrame([(n, t) for n, t in enumerate(texts)], "n int, position string")
     got = {r["n"]: r["m"] for r in df.select("n", _commit_mark().alias("m")).collect()}
     assert got == {n: commit_mark(p) for n, p in enumerate(positions)}
+
+
+@SAIL_ONLY
+@pytest.mark.spark
+def test_commit_marks_of_bronze_positions_match_the_capture_side(spark):
+    positions = ['{"lsn_commit": 5}', '{"file": "mysql-bin.000002", "pos": 7}', '{"scn": "1", "commit_scn": null}',
+                 '{"scn": "3", "commit_scn": "123:1:0a00-0b00,456:2:0c00"}', '{"scn": "90", "commit_scn": "99"}',
+                 '{"scn": "8"}']
+    got = spark.createDataFrame([(p,) for p in positions], ["position"]).select(_commit_mark().alias("m")).collect()
+    assert [r["m"] for r in got] == [5, (2 << 32) + 7, None, 456, 99, None]
+    assert [commit_mark(orjson.loads(p)) for p in positions] == [r["m"] for r in got]

@@ -14,7 +14,11 @@ primary keys), their rows as of any SCN (for ``AS OF SCN`` selects), the current
   ``DBMS_LOGMNR.START_LOGMNR`` and ``END_LOGMNR`` and only inside the started window: rows with
   ``SCN > :b1 AND SCN <= :b2``, no higher than the current SCN, with the default filter mode's
   predicates (operation codes, Oracle's own schemas, materialized view logs);
-- ``DBMS_LOGMNR.ADD_LOGFILE``/``START_LOGMNR``/``END_LOGMNR`` through ``callproc``.
+- ``DBMS_LOGMNR.ADD_LOGFILE``/``START_LOGMNR``/``END_LOGMNR`` through ``callproc``;
+- with a `LiveBackend` (a database that changes while capture runs, `tests.support.oracle_live`):
+  ``SELECT CURRENT_SCN`` first brings the contents up to date, and the incremental snapshot's
+  statements (chunk and largest-key selects, signal-table inserts and look-ups, recognised by
+  their shape) run on the backend's tables.
 
 Anything else raises `FakeOracleError` naming the statement. Every statement served is kept in
 `FakeOracleDatabase.served` (tests parse them with sqlglot).
@@ -30,7 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from cdc_sources.oracle import gateway as gw
 from cdc_sources.oracle.mining_query import EXCLUDED_SCHEMAS
@@ -64,6 +68,18 @@ def load_contents(path: str | Path) -> list[dict[str, Any]]:
             row["TIMESTAMP"] = datetime.fromisoformat(row["TIMESTAMP"])
         out.append(row)
     return out
+
+
+class LiveBackend(Protocol):
+    """A database behind the fake that changes while capture runs."""
+
+    def refresh(self, database: FakeOracleDatabase) -> None:
+        """Bring ``database.contents`` and ``database.current_scn`` up to date."""
+        ...
+
+    def execute(self, sql: str, params: Sequence[Any]) -> tuple[Sequence[str], list[tuple[Any, ...]]]:
+        """Run an incremental-snapshot statement (python-oracledb's ``:b<n>`` binds): column names and rows."""
+        ...
 
 
 class FakeOracleError(Exception):
@@ -123,6 +139,8 @@ class FakeOracleDatabase:
     served: list[str] = field(default_factory=list)
     _codes: frozenset[int] = field(init=False, repr=False, default=_CODES)
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    live: LiveBackend | None = None
+    """The changing database behind the fake (None: `contents` and `current_scn` are fixed)."""
 
     def __post_init__(self) -> None:
         for row in self.contents:
@@ -134,6 +152,12 @@ class FakeOracleDatabase:
         listed = re.search(r"OPERATION_CODE IN \(([0-9,]+)\)", self.mining_query)
         self._codes = frozenset(int(c) for c in listed.group(1).split(",")) if listed else _CODES
         self._scns = [int(r["SCN"]) for r in self.contents]
+
+    def replace_contents(self, contents: list[dict[str, Any]], current_scn: int) -> None:
+        """A live database's ``V$LOGMNR_CONTENTS`` rows and current SCN now (the SCN never moves back)."""
+        self.contents = sorted(contents, key=lambda r: int(r["SCN"]))
+        self._scns = [int(r["SCN"]) for r in self.contents]
+        self.current_scn = max(self.current_scn, current_scn)
 
     def tables_at(self, scn: int) -> dict[tuple[str, str], FakeTable]:
         """The dictionary as of ``scn``: `tables` with every change at or below it applied."""
@@ -189,6 +213,14 @@ class FakeOracleConnection:
 _SNAPSHOT = re.compile(r'SELECT (.+) FROM "((?:[^"]|"")+)"\."((?:[^"]|"")+)" AS OF SCN (\d+)', re.S)
 _NAME = re.compile(r'"((?:[^"]|"")*)"')
 _MINABLE = re.compile(r"A\.NEXT_CHANGE# > (\d+) ")
+_QNAME = r'"(?:[^"]|"")+"'
+_INCREMENTAL = (
+    re.compile(rf'SELECT {_QNAME}(?:, {_QNAME})* FROM {_QNAME}\.{_QNAME}(?: WHERE .+)? ORDER BY {_QNAME}(?: DESC)?'
+               rf'(?:, {_QNAME}(?: DESC)?)*(?: FETCH FIRST \d+ ROWS ONLY)?', re.S),
+    re.compile(rf"INSERT INTO {_QNAME}\.{_QNAME} VALUES \(:b1, :b2, :b3\)"),
+    re.compile(rf"SELECT \* FROM {_QNAME}\.{_QNAME} WHERE {_QNAME} IN \(:b1, :b2\)"),
+)
+"""The incremental snapshot's statements (`cdc_sources.oracle.chunk_statements`), by shape."""
 
 
 class FakeCursor:
@@ -276,6 +308,8 @@ class FakeCursor:
             columns = [c.replace('""', '"') for c in columns]
             if gw.snapshot_select(owner, table, columns, scn).oracle_sql == sql:
                 return columns, self._snapshot(owner, table, columns, scn)
+        if self._db.live is not None and any(p.fullmatch(sql) for p in _INCREMENTAL):
+            return self._db.live.execute(sql, params)
         m = _MINABLE.search(sql)
         if m is not None and gw.minable_logs(int(m.group(1))).oracle_sql == sql:
             if int(m.group(1)) < self._db.oldest_scn:
@@ -297,6 +331,8 @@ class FakeCursor:
             return (), []
         if kind is gw.StatementKind.CURRENT_SCN:
             db = self._db
+            if db.live is not None:
+                db.live.refresh(db)
             if db.final_scn is not None:
                 db.current_scn = min(db.final_scn, db.current_scn + db.scn_step)
             return ("CURRENT_SCN",), [(db.current_scn,)]

@@ -121,7 +121,7 @@ def _tuple(text: str) -> dict[str, Any]:
 class OracleWorkload:
     """The tables, the slot, the writers and the translation (see the module doc)."""
 
-    def __init__(self, dsn: str, *, seed: int = 7, csf_limit: int = 4000) -> None:
+    def __init__(self, dsn: str, *, seed: int = 7, csf_limit: int = 4000, create: bool = True) -> None:
         self.dsn = dsn
         self.seed = seed
         self.csf_limit = csf_limit
@@ -129,6 +129,8 @@ class OracleWorkload:
         self.transactions: list[Transaction] = []
         self.ddl: list[tuple[int, str, str, FakeTable]] = []
         """(SCN, table, Oracle statement, the table after it) of each `alter`."""
+        if not create:  # another process made the tables and the slot
+            return
         with psycopg.connect(dsn, autocommit=True) as conn:
             conn.execute(f'CREATE SCHEMA "{OWNER}"')
             for name, ddl in _DDL.items():
@@ -219,8 +221,10 @@ class OracleWorkload:
 
     # -- the slot ----------------------------------------------------------------------------
 
-    def decode(self) -> list[Transaction]:
+    def decode(self, *, peek_upto: int | None = None) -> list[Transaction]:
         """Consume the slot: the committed transactions since the last call, in commit order.
+        With ``peek_upto``, the slot is only read (not consumed): every transaction it holds that
+        commits before that LSN, not added to `transactions`.
 
         Every transaction committed before the call is included, also one committed without
         waiting for the WAL flush (``synchronous_commit=off``, the test servers' default, e.g. a
@@ -230,9 +234,11 @@ class OracleWorkload:
         out: list[Transaction] = []
         current: Transaction | None = None
         with psycopg.connect(self.dsn, autocommit=True) as conn:
-            cur = conn.execute("SELECT lsn::text, xid::text, data FROM pg_logical_slot_get_changes(%s, NULL, NULL, "
+            read = "get" if peek_upto is None else "peek"
+            upto = None if peek_upto is None else f"{peek_upto >> 32:X}/{peek_upto & 0xFFFFFFFF:X}"
+            cur = conn.execute(f"SELECT lsn::text, xid::text, data FROM pg_logical_slot_{read}_changes(%s, %s, NULL, "
                                "'include-xids', '1', 'include-timestamp', '1', 'skip-empty-xacts', '1')",
-                               (self.slot,))
+                               (self.slot, upto))
             for lsn_text, xid, data in cur:
                 lsn = lsn_int(lsn_text)
                 if data.startswith("message:"):  # the marker of `flush_wal`
@@ -260,7 +266,8 @@ class OracleWorkload:
                         old, _, new = rest.partition(" new-tuple: ")
                         assert old.startswith("old-key: "), data
                         current.changes.append(Change(table, "u", _tuple(old[len("old-key: "):]), _tuple(new), lsn))
-        self.transactions.extend(out)
+        if peek_upto is None:
+            self.transactions.extend(out)
         return out
 
     def flush_wal(self) -> None:
@@ -345,7 +352,7 @@ class OracleWorkload:
         if c.before is not None:
             found = rowids.pop((c.table, c.before["ID"]))
         else:
-            found = f"AAAS{_OBJ[c.table] % 100:02d}AAEAA{len(rowids) + 1:07d}"
+            found = f"AAAS{_OBJ.get(c.table, 0) % 100:02d}AAEAA{len(rowids) + 1:07d}"
         if c.after is not None:
             rowids[(c.table, c.after["ID"])] = found
         return found

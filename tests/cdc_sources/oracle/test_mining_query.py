@@ -30,6 +30,22 @@ CASES: list[dict[str, Any]] = [
     {"log.mining.query.filter.mode": "regex", "log.mining.clientid.include.list": "c1"},
     {"log.mining.query.filter.mode": "in", "log.mining.clientid.exclude.list": "c1,c2", "lob.enabled": "true",
      "database.pdb.name": "P"},
+    # the signal table is mined whatever the table lists say (in and regex modes)
+    {"log.mining.query.filter.mode": "in", "table.include.list": "APP.T1",
+     "signal.data.collection": "ORCLPDB1.APP.SIG"},
+    {"log.mining.query.filter.mode": "in", "table.include.list": "APP.T1,app.sig",
+     "signal.data.collection": "ORCLPDB1.APP.SIG"},
+    {"log.mining.query.filter.mode": "in", "table.exclude.list": "APP.T1,APP.SIG",
+     "signal.data.collection": "ORCLPDB1.APP.SIG"},
+    {"log.mining.query.filter.mode": "regex", "table.include.list": "APP\\.T1",
+     "signal.data.collection": "ORCLPDB1.APP.SIG"},
+    {"log.mining.query.filter.mode": "regex", "table.include.list": "APP\\.SIG,APP\\.T1",
+     "signal.data.collection": "ORCLPDB1.APP.SIG"},
+    {"log.mining.query.filter.mode": "regex", "table.exclude.list": "APP\\.T[0-9]+", "database.pdb.name": "PDB1",
+     "signal.data.collection": "PDB1.APP.SIG"},
+    {"log.mining.query.filter.mode": "in", "schema.include.list": "APP",
+     "signal.data.collection": "ORCLPDB1.OTHER.SIG"},
+    {"table.include.list": "APP.T1", "signal.data.collection": "ORCLPDB1.APP.SIG"},
 ]
 
 

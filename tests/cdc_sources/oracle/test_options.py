@@ -29,7 +29,8 @@ PATTERN_FIELDS = {
 }
 CONNECT_LEVEL = {"name", "connector.class", "tasks.max", "key.converter", "value.converter",
                  "key.converter.schemas.enable", "value.converter.schemas.enable", "offset.storage",
-                 "offset.flush.interval.ms"}
+                 "offset.flush.interval.ms",
+                 "signal.file"}
 KNOWN_DIFFERENCES = {
     **{("snapshot.mode", alias): "Debezium 2.x name accepted as an alias" for alias in SNAPSHOT_MODE_ALIASES},
     **{(name, str(v)): "stricter: no meaning below the minimum"
