@@ -58,6 +58,12 @@ class AutoCompactor:
         threshold = self.config.maintenance.auto_compact_min_files
         if threshold is None:
             return
+        try:
+            self._pass(results, threshold)
+        except Exception:  # compaction is an optimisation: silver goes on, the next pass tries again
+            log.exception("auto-compaction failed; left for the next pass")
+
+    def _pass(self, results: Sequence[TableRunResult], threshold: int) -> None:
         chosen: dict[str, Target] = {}
         applied = [r for r in results if r.status == "applied"]
         for res in applied:
