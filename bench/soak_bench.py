@@ -79,6 +79,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="engine.server: where the Sail server runs (default: the pipeline default, auto)")
     p.add_argument("--server-memory-mb", type=int, default=None,
                    help="engine.server_memory_mb: restart the Sail server process between passes above this")
+    p.add_argument("--auto-compact-min-files", default=None,
+                   help="maintenance.auto_compact_min_files: a number, or `null` for no automatic compaction "
+                        "(default: the pipeline default)")
     p.add_argument("--label", default="", help="a note stored with the results (e.g. the commit measured)")
     p.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
     p.add_argument("--workdir", type=Path, default=None, help="scratch directory (default: a new temp dir)")
@@ -100,7 +103,12 @@ def _pipeline(root: Path, port: int, tables: list[str], a: argparse.Namespace) -
             f"    options: {{slot.name: soak_slot, snapshot.mode: initial, table.include.list: '{include}'}}\n"
             f"    capture: {{commit_interval_ms: {a.commit_interval_ms}}}\n"
             f"silver_options: {{interval_seconds: {a.silver_interval:g}}}\n"
-            f"{_engine(a)}silver:\n{silver}")
+            f"{_maintenance(a)}{_engine(a)}silver:\n{silver}")
+
+
+def _maintenance(a: argparse.Namespace) -> str:
+    given = a.auto_compact_min_files
+    return "" if given is None else f"maintenance: {{auto_compact_min_files: {given}}}\n"
 
 
 def _engine(a: argparse.Namespace) -> str:
@@ -377,6 +385,7 @@ def run_soak(a: argparse.Namespace, workdir: Path, say: Say) -> dict[str, Any]:
         server.stop()
     text = (logs / "run.log").read_text(errors="replace")
     out["passes"] = silver_passes(text)
+    out["auto_compactions"] = sum(1 for line in text.splitlines() if "auto-compaction: " in line)
     out["server_restarts_s"] = [float(m.group(1)) for m in RESTART_LINE.finditer(text)]
     return out
 

@@ -11,6 +11,7 @@ from pipelines.bronze_names import bronze_table_names
 from pipelines.capture import run_capture
 from pipelines.config import PipelineConfig
 from pipelines.gcs_spark import hadoop_gcs_conf, is_gcs
+from pipelines.maintenance.auto import AutoCompactor
 from pipelines.metrics import CaptureMetrics
 from pipelines.object_store import export_for_sail, hadoop_s3a_conf, is_s3
 from pipelines.sail_restart import SailServerStats
@@ -46,6 +47,7 @@ def build_silver(config: PipelineConfig, *, once: bool, progress: Progress | Non
         sources=config.topic_prefixes(), once=once, progress=progress,
         storage_options=config.lakehouse.storage_options or None, stop=stop, server_stats=server_stats,
         bronze_names=bronze_table_names(config),
+        after_pass=None if once else AutoCompactor(config, progress or (lambda _line: None)),
     )
 
 

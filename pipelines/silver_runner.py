@@ -163,7 +163,8 @@ def run_silver(*, root: str, engine: EngineSpec, tables: Sequence[SilverTable], 
                sources: Mapping[str, str], once: bool, progress: Callable[[str], None] | None = None,
                storage_options: Mapping[str, str] | None = None, stop: threading.Event | None = None,
                spark: SparkSession | None = None, server_stats: SailServerStats | None = None,
-               bronze_names: Mapping[str, BronzeTableName] | None = None) -> SilverRunResult:
+               bronze_names: Mapping[str, BronzeTableName] | None = None,
+               after_pass: Callable[[Sequence[TableRunResult]], None] | None = None) -> SilverRunResult:
     """Run the silver tables (see module doc); returns the per-table results of every pass (looping: of the
     last `LOOP_PASSES_KEPT` passes; failures are counted over all of them).
 
@@ -185,6 +186,8 @@ def run_silver(*, root: str, engine: EngineSpec, tables: Sequence[SilverTable], 
         server_stats: counts the Sail server's restarts (for the metrics server).
         bronze_names: topic -> the catalog name its bronze table is registered under, once it exists
             (`pipelines.bronze_register`; again after a Sail server restart).
+        after_pass: looping, called with each pass's results before the wait for the next
+            (`pipelines.maintenance.auto`); not called when the run ends after the pass.
 
     Raises:
         ConfigError: a table's topic matches no source.
@@ -202,9 +205,12 @@ def run_silver(*, root: str, engine: EngineSpec, tables: Sequence[SilverTable], 
     try:
         runner = _Runner(session, root, options, storage, say, BronzeRegistrar(session, names, engine.kind))
         while stop is None or not stop.is_set():  # a stop asked for while the engine started: no pass
-            result.add(*runner.run_pass(tables, owners, stop))
+            done, left = runner.run_pass(tables, owners, stop)
+            result.add(done, left)
             if once or (stop is not None and stop.is_set()):
                 break
+            if after_pass is not None:
+                after_pass(done)
             if spark is None and _over_budget(session, engine, say):  # between passes, never in one
                 stop_session(session)
                 live = False

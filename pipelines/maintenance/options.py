@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["DEFAULT_QUALITY_RETENTION_DAYS", "DELTA_DEFAULT_RETENTION_HOURS", "MaintenanceOptions"]
+__all__ = ["DEFAULT_AUTO_COMPACT_MIN_FILES", "DEFAULT_QUALITY_RETENTION_DAYS", "DELTA_DEFAULT_RETENTION_HOURS",
+           "MaintenanceOptions"]
 
 DELTA_DEFAULT_RETENTION_HOURS = 168
 """Delta's default ``delta.deletedFileRetentionDuration`` (7 days)."""
@@ -12,9 +13,13 @@ DELTA_DEFAULT_RETENTION_HOURS = 168
 DEFAULT_QUALITY_RETENTION_DAYS = 30.0
 """How long data-quality results are kept by default (``status`` shows only the newest run)."""
 
+DEFAULT_AUTO_COMPACT_MIN_FILES = 50
+"""Small files that make ``run`` compact a table between silver passes (Delta's auto compaction
+default, ``spark.databricks.delta.autoCompact.minNumFiles``)."""
+
 
 class MaintenanceOptions(BaseModel):
-    """Options of ``cdc-lakehouse maintain`` (YAML ``maintenance:``).
+    """Options of ``cdc-lakehouse maintain`` and of the automatic compaction (YAML ``maintenance:``).
 
     Attributes:
         target_file_size: compaction's target data file size in bytes (None: the table's
@@ -30,6 +35,9 @@ class MaintenanceOptions(BaseModel):
             data-quality results table.
         checkpoint_root: where the silver streams' checkpoints are, as given to
             ``silver --stream --checkpoints`` (default ``<root>/silver/_checkpoints``).
+        auto_compact_min_files: ``run`` and a looping ``silver`` compact a bronze topic or silver
+            table between passes once it holds this many small data files (smaller than half the
+            target size); None: only ``maintain`` compacts.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -40,3 +48,4 @@ class MaintenanceOptions(BaseModel):
     quality_retention_days: float | None = Field(DEFAULT_QUALITY_RETENTION_DAYS, gt=0)
     silver: bool = True
     checkpoint_root: str | None = None
+    auto_compact_min_files: int | None = Field(DEFAULT_AUTO_COMPACT_MIN_FILES, ge=2)

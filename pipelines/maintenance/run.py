@@ -27,7 +27,7 @@ from pipelines.maintenance.plan import Reader, TableKind, quality_cut, retention
 from silver.declarations import SilverTable
 from silver.quality_table import quality_location
 
-__all__ = ["MAINTENANCE_META", "QUALITY_TARGET", "TableReport", "Target", "maintain", "targets"]
+__all__ = ["MAINTENANCE_META", "QUALITY_TARGET", "TableReport", "Target", "maintain", "silver_target", "targets"]
 
 MAINTENANCE_META = "cdc.maintenance"
 """Commit metadata key marking maintenance commits (its value: the operation)."""
@@ -112,15 +112,20 @@ def targets(config: PipelineConfig, *, sources: Sequence[str] | None = None,
             found.append(Target(TableKind.SIDE, f"{CDC_DIR}/{source}/{side}",
                                 f"{bronze_root(root)}/{CDC_DIR}/{source}/{side}", source))
     if config.maintenance.silver:
-        for decl in config.silver:
-            location = _silver_location(root, decl)
-            if location is not None:
-                owner = next((s for s, p in prefixes.items() if decl.source.startswith(f"{p}.")), "")
-                found.append(Target(TableKind.SILVER, decl.table, location, owner, clustered=bool(decl.cluster_by)))
+        found.extend(t for decl in config.silver if (t := silver_target(config, decl)) is not None)
         if any(decl.expectations for decl in config.silver):
             results = quality_location(config.silver_state_location())
             found.append(Target(TableKind.QUALITY, QUALITY_TARGET, results, ""))
     return [t for t in found if (not sources or t.source in sources) and (not tables or t.name in tables)]
+
+
+def silver_target(config: PipelineConfig, decl: SilverTable) -> Target | None:
+    """A silver table as a maintenance target (None: a catalog table, left to the engine)."""
+    location = _silver_location(config.lakehouse.root.rstrip("/"), decl)
+    if location is None:
+        return None
+    owner = next((s for s, p in config.topic_prefixes().items() if decl.source.startswith(f"{p}.")), "")
+    return Target(TableKind.SILVER, decl.table, location, owner, clustered=bool(decl.cluster_by))
 
 
 def _silver_location(root: str, decl: SilverTable) -> str | None:
@@ -151,16 +156,21 @@ def _bronze_topics(root: str, source: str, storage: dict[str, str] | None) -> li
 
 def maintain(config: PipelineConfig, chosen: Sequence[Target], *, dry_run: bool = False,
              now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
-             progress: Callable[[TableReport], None] | None = None) -> list[TableReport]:
-    """Maintain ``chosen`` tables; one report each (a table that fails is reported, the rest go on)."""
-    readers = silver_readers(config)
+             progress: Callable[[TableReport], None] | None = None,
+             compact_only: bool = False) -> list[TableReport]:
+    """Maintain ``chosen`` tables; one report each (a table that fails is reported, the rest go on).
+
+    ``compact_only``: compaction alone, no retention and no VACUUM (the automatic compaction,
+    `pipelines.maintenance.auto`).
+    """
+    readers = {} if compact_only else silver_readers(config)
     storage = config.lakehouse.storage_options or None
     reports = []
     for target in chosen:
         report = TableReport(target)
         try:
             _maintain_table(config, target, readers.get(target.name, []) if target.kind is TableKind.BRONZE else [],
-                            storage, report, dry_run=dry_run, now=now())
+                            storage, report, dry_run=dry_run, now=now(), compact_only=compact_only)
         except TableNotFoundError:
             report.notes.append("no table yet")
         except (DeltaError, OSError) as exc:
@@ -172,20 +182,20 @@ def maintain(config: PipelineConfig, chosen: Sequence[Target], *, dry_run: bool 
 
 
 def _maintain_table(config: PipelineConfig, target: Target, readers: list[Reader], storage: dict[str, str] | None,
-                    report: TableReport, *, dry_run: bool, now: dt.datetime) -> None:
+                    report: TableReport, *, dry_run: bool, now: dt.datetime, compact_only: bool = False) -> None:
     opts = config.maintenance
     table = DeltaTable(target.path, storage_options=storage)
     files, size = _stats(table)
     report.files, report.bytes = (files, files), (size, size)
     report.versions = (int(table.version()), int(table.version()))
-    if target.kind is TableKind.BRONZE:
+    if target.kind is TableKind.BRONZE and not compact_only:
         cut = retention_cut(opts.bronze_retention_days, readers, now)
         if opts.bronze_retention_days is not None:
             report.notes.append(f"retention: {cut.reason}")
         if cut.predicate is not None and not dry_run:
             metrics = _retry(lambda: table.delete(cut.predicate, commit_properties=_props("retention")), table)
             report.deleted_rows = int(metrics.get("num_deleted_rows", 0))
-    if target.kind is TableKind.QUALITY:
+    if target.kind is TableKind.QUALITY and not compact_only:
         qcut = quality_cut(opts.quality_retention_days, now)
         report.notes.append(f"retention: {qcut.reason}")
         if qcut.predicate is not None and not dry_run:
@@ -204,6 +214,9 @@ def _maintain_table(config: PipelineConfig, target: Target, readers: list[Reader
                                                         commit_properties=_props("compact")), table)
         report.compacted = (int(metrics.get("numFilesRemoved", 0)), int(metrics.get("numFilesAdded", 0)))
     table.update_incremental()
+    if compact_only:
+        _finish(table, report, files, size, dry_run)
+        return
     current = int(table.version())
     ages = _version_ages(table, [r.version for r in readers if r.version is not None], current, now)
     window = vacuum_window(opts.vacuum_retention_hours, readers, ages, current)
@@ -213,6 +226,10 @@ def _maintain_table(config: PipelineConfig, target: Target, readers: list[Reader
                            commit_properties=_props("vacuum"))
     report.vacuumed = len(removed)
     table.update_incremental()
+    _finish(table, report, files, size, dry_run)
+
+
+def _finish(table: DeltaTable, report: TableReport, files: int, size: int, dry_run: bool) -> None:
     after_files, after_size = _stats(table)
     if not dry_run:
         report.files, report.bytes = (files, after_files), (size, after_size)
