@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["DEFAULT_AUTO_COMPACT_MIN_FILES", "DEFAULT_QUALITY_RETENTION_DAYS", "DELTA_DEFAULT_RETENTION_HOURS",
+__all__ = ["DEFAULT_QUALITY_RETENTION_DAYS", "DELTA_DEFAULT_RETENTION_HOURS",
            "MaintenanceOptions"]
 
 DELTA_DEFAULT_RETENTION_HOURS = 168
@@ -12,10 +12,6 @@ DELTA_DEFAULT_RETENTION_HOURS = 168
 
 DEFAULT_QUALITY_RETENTION_DAYS = 30.0
 """How long data-quality results are kept by default (``status`` shows only the newest run)."""
-
-DEFAULT_AUTO_COMPACT_MIN_FILES = 50
-"""Small files that make ``run`` compact a table between silver passes (Delta's auto compaction
-default, ``spark.databricks.delta.autoCompact.minNumFiles``)."""
 
 
 class MaintenanceOptions(BaseModel):
@@ -37,7 +33,7 @@ class MaintenanceOptions(BaseModel):
             ``silver --stream --checkpoints`` (default ``<root>/silver/_checkpoints``).
         auto_compact_min_files: ``run`` and a looping ``silver`` compact a bronze topic or silver
             table between passes once it holds this many small data files (smaller than half the
-            target size); None: only ``maintain`` compacts.
+            target size); None (the default): only ``maintain`` compacts.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -48,4 +44,4 @@ class MaintenanceOptions(BaseModel):
     quality_retention_days: float | None = Field(DEFAULT_QUALITY_RETENTION_DAYS, gt=0)
     silver: bool = True
     checkpoint_root: str | None = None
-    auto_compact_min_files: int | None = Field(DEFAULT_AUTO_COMPACT_MIN_FILES, ge=2)
+    auto_compact_min_files: int | None = Field(None, ge=2)
