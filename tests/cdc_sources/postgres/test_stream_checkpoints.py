@@ -82,8 +82,9 @@ def test_one_row_transactions_share_checkpoints_and_are_all_counted(database, tm
     rows = read_topic(root, "pg.public.items", ("value", "seq"))
     assert [orjson.loads(r["value"])["after"]["id"] for r in rows] == list(range(1, ROWS + 1))
     checkpoints = [i for i in streamed if isinstance(i, Checkpoint)]
-    # one per transaction before; read back to back, at most RUN_SIZE transactions share one
-    assert len(checkpoints) < ROWS // 3, len(checkpoints)
+    # one per transaction before; transactions read back to back share one (how many are read back
+    # to back depends on how fast the server sends them: 173 checkpoints for 300 in a loaded CI run)
+    assert len(checkpoints) < ROWS and max(c.transactions for c in checkpoints) > 1, len(checkpoints)
     assert sum(c.transactions for c in checkpoints) >= ROWS
     assert committed_transactions(caplog) == ROWS  # every source transaction counted, as before
 
