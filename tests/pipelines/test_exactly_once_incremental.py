@@ -38,7 +38,9 @@ def test_sigkills_during_incremental_snapshot_chunks_leave_bronze_exactly_once(p
     config.write_text(text)
     run_capture(parse_pipeline(text, env={}), until_idle=True)
     signal(pg_db, "k-1", "execute-snapshot", {"data-collections": ["public.items"]})
-    writer = Writer(pg_db, 11, top=1000, ops=100_000, pause_s=0.02)
+    # 20 changes a second: with 25-record batches a loaded CI machine commits about 60 records a
+    # second, and a writer at 50 a second kept capture from ever reaching a chunk's close watermark
+    writer = Writer(pg_db, 11, top=1000, ops=100_000, pause_s=0.05)
     writer.start()
     capture = CaptureProcess(config, tmp_path)
     rng = random.Random(7)
