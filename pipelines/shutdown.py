@@ -10,6 +10,7 @@ twice); what was committed stays exactly-once, as after a crash.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import signal
 import threading
@@ -34,16 +35,17 @@ def stop_on_signals() -> Iterator[threading.Event]:
         yield stop
         return
     previous = {sig: signal.getsignal(sig) for sig in SIGNALS}
+    received = itertools.count()  # next() is one C call: a handler interrupted by the second signal can't miss it
 
     def handle(signum: int, _frame: FrameType | None) -> None:
         name = signal.Signals(signum).name
-        if stop.is_set():
+        if next(received):
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             log.warning("%s again: aborting without waiting for the batch in flight", name)
             raise KeyboardInterrupt
-        log.warning("%s: stopping after the batch in flight (send it again to abort)", name)
         stop.set()
+        log.warning("%s: stopping after the batch in flight (send it again to abort)", name)
 
     for sig in SIGNALS:
         signal.signal(sig, handle)
