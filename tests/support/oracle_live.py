@@ -13,8 +13,9 @@
   as psycopg's: a chunk reads the rows committed at that moment, and a watermark is a real
   insert that the decoding brings back at its commit.
 
-``python -m tests.support.oracle_live <dsn> <root> <options JSON> <seconds per mining query>``
-captures from it in a child process until killed (what the SIGKILL test kills).
+``python -m tests.support.oracle_live <dsn> <root> <options JSON> <seconds per mining query>
+[<seconds per flashback fetch>]`` captures from it in a child process until killed (what the SIGKILL
+tests kill). ``AS OF SCN`` selects read the decoded transactions committed at or below the SCN.
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ class LiveRedo:
             hi, lo = str(row[0]).split("/")
             upto = (int(hi, 16) << 32) + int(lo, 16)
             transactions = self.workload.decode(peek_upto=upto)
+            self.workload.transactions = transactions  # what `rows_as_of` (flashback selects) reads
             # below L: a writer let go by the lock starts its transaction at L itself; and the last
             # commit (+1: a rolled-back transaction's injected ROLLBACK row) when below: the flush
             # marker each refresh writes moves L, and the database would never be idle
@@ -127,4 +129,5 @@ def capture(root: str, db: FakeOracleDatabase, options: Mapping[str, Any], *, un
 if __name__ == "__main__":
     live = live_database(OracleWorkload(sys.argv[1], create=False))
     live.window_delay_s = float(sys.argv[4])
+    live.snapshot_fetch_delay_s = float(sys.argv[5]) if len(sys.argv) > 5 else 0.0
     capture(sys.argv[2], live, json.loads(sys.argv[3]), until_idle=False)
