@@ -32,6 +32,7 @@ import psycopg
 from bronze.writer import BronzeWriter
 from cdc_sources.oracle.mining_query import MiningQuerySettings, mining_query
 from pipelines.coordinator import CaptureResult, Coordinator
+from pipelines.metrics import SourceMetrics
 from tests.support.oracle_capture import SOURCE, connector
 from tests.support.oracle_fake import FakeColumn, FakeOracleDatabase, FakeTable
 from tests.support.oracle_workload import OWNER, TABLES, OracleWorkload
@@ -111,15 +112,16 @@ def live_database(workload: OracleWorkload) -> FakeOracleDatabase:
 
 
 def capture(root: str, db: FakeOracleDatabase, options: Mapping[str, Any], *, until_idle: bool,
-            stop: threading.Event | None = None) -> CaptureResult:
-    """One capture run (the coordinator and writer of ``pipelines.capture``), ``until_idle`` or until stopped."""
+            stop: threading.Event | None = None, metrics: SourceMetrics | None = None) -> CaptureResult:
+    """One capture run (the coordinator and writer of ``pipelines.capture``), ``until_idle`` or until stopped;
+    ``metrics``: what the coordinator reports to."""
     writer = BronzeWriter(root, SOURCE, None)
     try:
         stored = writer.recover()
         session = connector(db, options).open(stored.offset if stored else None, writer.read_history())
         try:
             return Coordinator(session, writer, stored, commit_interval_ms=50, commit_max_records=20,
-                               stop=stop).run(until_idle=until_idle)
+                               stop=stop, metrics=metrics).run(until_idle=until_idle)
         finally:
             session.close()
     finally:
