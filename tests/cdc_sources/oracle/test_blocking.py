@@ -174,3 +174,23 @@ def test_blocking_snapshot_progress_reaches_the_metrics(tmp_path: Path) -> None:
     assert metrics.seen == [(True, False, 2, 2, {}), (True, False, 2, 1, {"APP.ITEMS": 2}),
                             (True, False, 2, 0, {"APP.ITEMS": 2, "APP.PARTS": 2}),
                             (False, True, 2, 0, {"APP.ITEMS": 2, "APP.PARTS": 2})]
+
+
+def test_filtered_blocking_selects_parse_as_oracle_sql() -> None:
+    """A signal's filter: a condition is the flashback select's ``WHERE``; a full ``SELECT`` is read
+    as written, its rows' captured columns taken from it (sqlglot's Oracle grammar is the judge)."""
+    import sqlglot
+    from sqlglot import exp
+
+    from cdc_sources.oracle.blocking import blocking_select
+
+    plain = blocking_select("APP", "ITEMS", ["ID", "NAME"], 42, None)
+    assert plain.oracle_sql == 'SELECT "ID", "NAME" FROM "APP"."ITEMS" AS OF SCN 42'
+    where = blocking_select("APP", "ITEMS", ["ID", "NAME"], 42, "\"NAME\" LIKE 'a%'")
+    assert where.oracle_sql == 'SELECT "ID", "NAME" FROM "APP"."ITEMS" AS OF SCN 42 WHERE ("NAME" LIKE \'a%\')'
+    parsed = sqlglot.parse_one(where.oracle_sql, read="oracle")
+    assert parsed.find(exp.Where) is not None and [t.name for t in parsed.find_all(exp.Table)] == ["ITEMS"]
+    full = blocking_select("APP", "ITEMS", ["ID", "NAME"], 42, 'select * from "APP"."ITEMS" where "ID" > 1;')
+    assert full.oracle_sql == 'SELECT T."ID", T."NAME" FROM (select * from "APP"."ITEMS" where "ID" > 1) T'
+    outer = sqlglot.parse_one(full.oracle_sql, read="oracle")
+    assert isinstance(outer, exp.Select) and [c.table for c in outer.expressions] == ["T", "T"]
