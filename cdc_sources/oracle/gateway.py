@@ -69,6 +69,7 @@ class StatementKind(enum.Enum):
     MAX_KEY = "max key"
     SIGNAL_INSERT = "signal insert"
     SIGNAL_READ = "signal read"
+    BLOCKING_SELECT = "blocking snapshot select"
 
 
 _BIND = re.compile(r"""'[^']*'|"[^"]*"|\?""")

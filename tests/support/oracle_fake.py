@@ -355,6 +355,8 @@ class FakeCursor:
         found = self._db.tables_at(scn).get((owner, table))
         if found is None:
             raise FakeOracleError(f'ORA-00942: table or view "{owner}"."{table}" does not exist')
+        if scn > self._db.current_scn and self._db.live is not None:
+            self._db.live.refresh(self._db)  # a live database's SCN is always ahead of what anyone read
         if scn > self._db.current_scn:
             raise FakeOracleError(f"ORA-08180: no snapshot found based on specified time (SCN {scn})")
         names = [c.name for c in found.columns]
