@@ -136,6 +136,12 @@ class PostgresChunkSource:
     def open_watermark(self, window_id: str) -> dict[str, str | None]:
         return open_after_lookup(self, window_id)
 
+    def delete_watermark(self, window_id: str) -> None:
+        with self.conn.cursor() as cur:  # the first column is the id (Debezium reads the columns by position)
+            cur.execute(f"SELECT * FROM {self._signal_sql} LIMIT 0")
+            id_column = str(cur.description[0].name)
+        self.conn.execute(f"DELETE FROM {self._signal_sql} WHERE {_q(id_column)} = %s", (f"{window_id}-open",))
+
     def watermarks_present(self, window_id: str) -> dict[str, str | None]:
         """The window's watermarks in the signal table: id -> data."""
         rows = self.conn.execute(
