@@ -16,8 +16,8 @@ signals from the signal table's inserts (``source`` channel, in stream order) an
 
 With ``incremental.snapshot.watermarking.strategy: insert_delete`` step 1 deletes the open
 watermark row instead of inserting a close one, and the stream takes a signal-table delete of a
-``<chunk>-open`` row as that chunk's close watermark (as Debezium does, whatever the strategy: the
-id is read from the delete's before image, which holds the key whatever the table's replica
+``<chunk>-open`` row as that chunk's close watermark (as Debezium does, under this strategy only:
+the id is read from the delete's before image, which holds the key whatever the table's replica
 identity or row image). The signal table then keeps no watermark rows. The chunk's key range,
 which the close row holds under ``insert_insert``, rides in the offset instead
 (`IncrementalState.window_range`): a restart re-reads the pending chunk over it and writes nothing
@@ -326,6 +326,8 @@ class IncrementalSnapshotter:
         self._aborted = False
         tbl = signals.table
         d = delimiter
+        # Debezium reads signal-table deletes only under insert_delete (a read-only snapshot has no such rows)
+        self._deletes_close = signals.watermarking is WatermarkStrategy.INSERT_DELETE and not read_only
         self.signal_topic = signal_topic if signal_topic is not None else \
             f"{prefix}{d}{tbl.parts[0]}{d}{tbl.parts[1]}" if tbl is not None and len(tbl.parts) == 2 else None
 
@@ -416,7 +418,7 @@ class IncrementalSnapshotter:
                     run = []
                 self._dedup_block(r)
                 yield r
-                if r.topic == self.signal_topic and r.op in ("c", "d"):
+                if r.topic == self.signal_topic and (r.op == "c" or (r.op == "d" and self._deletes_close)):
                     for i in range(len(r)):
                         self._source_signal(r.values[i].as_py(), r.order_key(i), str(r.positions[i]), r.op)
                         yield from self._drain()
@@ -428,7 +430,8 @@ class IncrementalSnapshotter:
                     w.rows.clear()
                 else:
                     w.rows.pop(r.key, None)
-            if r.topic == self.signal_topic and r.op in ("c", "d") and r.value is not None:
+            if r.topic == self.signal_topic and (r.op == "c" or (r.op == "d" and self._deletes_close)) \
+                    and r.value is not None:
                 self._source_signal(r.value, r.order_key, r.position, r.op)
                 if self._out:
                     yield run
