@@ -10,7 +10,8 @@ from typing import Any
 from cdc_sources.common.signals import CollectionName, parse_collection
 from cdc_sources.spi import ConfigProblem
 
-__all__ = ["SignalChannel", "SignalSettings", "WatermarkStrategy", "signal_problems", "signal_settings"]
+__all__ = ["WATERMARKING_DOC", "SignalChannel", "SignalSettings", "WatermarkStrategy", "signal_problems",
+           "signal_settings"]
 
 
 class SignalChannel(StrEnum):
@@ -18,6 +19,11 @@ class SignalChannel(StrEnum):
 
     SOURCE = "source"
     FILE = "file"
+
+
+WATERMARKING_DOC = ("insert_delete: each incremental snapshot chunk's open watermark row is deleted at its close "
+                    "instead of a close row inserted; no watermark row stays in the signal table")
+"""What ``incremental.snapshot.watermarking.strategy`` does (the options reference's note)."""
 
 
 class WatermarkStrategy(StrEnum):
