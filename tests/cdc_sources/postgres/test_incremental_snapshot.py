@@ -266,3 +266,29 @@ def test_insert_delete_an_open_row_left_by_a_failed_close_is_reused_and_deleted(
     assert sorted(_ids(root)) == list(range(1, 101))
     assert _signal_rows(pg_db) == [("fd-1", "execute-snapshot")]
     assert "incremental_snapshot_collections" not in last_offset(root)
+
+
+def test_insert_insert_takes_no_signal_table_delete_as_a_close(pg_db, tmp_path):
+    """Debezium reads signal-table deletes only under insert_delete: under insert_insert a chunk's
+    open row deleted at once (here by a trigger, in the open row's own transaction) closes nothing,
+    and each chunk's rows are written right after its close row."""
+    root = str(tmp_path / "lake")
+    cfg = _started(pg_db, root, 90, **{"incremental.snapshot.chunk.size": "30"})
+    with psycopg.connect(pg_db, autocommit=True) as conn:
+        conn.execute("CREATE FUNCTION drop_open() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                     "IF NEW.type = 'snapshot-window-open' THEN DELETE FROM dbz_signal WHERE id = NEW.id; END IF; "
+                     "RETURN NEW; END $$")
+        conn.execute("CREATE TRIGGER drop_open AFTER INSERT ON dbz_signal FOR EACH ROW EXECUTE FUNCTION drop_open()")
+    signal(pg_db, "ii-1", "execute-snapshot", {"data-collections": ["public.items"]})
+    run_capture(cfg, until_idle=True)
+    assert sorted(_ids(root)) == list(range(1, 91))
+    marks: dict[str, list[int]] = {"c": [], "d": []}
+    for r in bronze(root, "pg.public.dbz_signal"):
+        v = orjson.loads(r["value"]) if r["value"] else None
+        if v is not None and v["op"] == "d":
+            marks["d"].append(v["source"]["lsn"])
+        elif v is not None and v["op"] == "c" and v["after"]["type"] == "snapshot-window-close":
+            marks["c"].append(v["source"]["lsn"])
+    assert len(marks["d"]) >= 3, "the trigger deleted no open row: the test proves nothing"
+    chunks = {r["v"]["source"]["lsn"] for r in incremental_rows(root)}
+    assert chunks <= set(marks["c"]) and not chunks & set(marks["d"]), (chunks, marks)
