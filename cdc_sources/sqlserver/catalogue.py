@@ -35,6 +35,7 @@ __all__ = [
     "max_key_select",
     "quote",
     "set_lock_timeout",
+    "signal_delete",
     "signal_insert",
     "signal_watermarks",
     "snapshot_select",
@@ -67,6 +68,7 @@ class StatementKind(Enum):
     CHUNK_SELECT = "an incremental snapshot's read of one chunk of a table, in key order"
     MAX_KEY_SELECT = "a table's largest key (where an incremental snapshot of it ends)"
     SIGNAL_INSERT = "a watermark row written to the signal table"
+    SIGNAL_DELETE = "a watermark row deleted from the signal table (insert_delete: a chunk's close)"
     SIGNAL_WATERMARKS = "a chunk's watermark rows read back from the signal table"
     BLOCKING_SELECT = "a blocking snapshot's read of a table (or of the signal's SELECT)"
 
@@ -229,6 +231,11 @@ def max_key_select(schema: str, table: str, key: Sequence[str], condition: str |
 def signal_insert(schema: str, table: str) -> Statement:
     """A row ``(id, type, data)`` into the signal table (its first three columns, by position, as Debezium writes)."""
     return S(K.SIGNAL_INSERT, f"INSERT INTO {quote(schema)}.{quote(table)} VALUES (?, ?, ?)", 3)
+
+
+def signal_delete(schema: str, table: str, id_column: str) -> Statement:
+    """The signal table's row of one id, deleted (``insert_delete``: a chunk's open watermark at its close)."""
+    return S(K.SIGNAL_DELETE, f"DELETE FROM {quote(schema)}.{quote(table)} WHERE {quote(id_column)} = ?", 1)
 
 
 def signal_watermarks(schema: str, table: str, id_column: str, data_column: str) -> Statement:

@@ -274,6 +274,10 @@ class Gateway:
         """One row ``(id, type, data)`` into the signal table (autocommit: committed at once)."""
         self._cursor(catalogue.signal_insert(schema, table), row).close()
 
+    def delete_signal(self, schema: str, table: str, id_column: str, signal_id: str) -> None:
+        """Delete the signal table's row ``signal_id`` (autocommit: committed at once)."""
+        self._cursor(catalogue.signal_delete(schema, table, id_column), (signal_id,)).close()
+
 
 _READS = frozenset({StatementKind.CHUNK_SELECT, StatementKind.MAX_KEY_SELECT, StatementKind.SIGNAL_WATERMARKS,
                     StatementKind.BLOCKING_SELECT})

@@ -21,6 +21,7 @@ from cdc_sources.sqlserver.catalogue import (
     max_key_select,
     quote,
     set_lock_timeout,
+    signal_delete,
     signal_insert,
     signal_watermarks,
     snapshot_select,
@@ -48,7 +49,8 @@ def built() -> list[Statement]:
                 chunk_select("dbo", name, ["id"], [name], ["decimal(9, 2)"], after=False, upto=True, condition=None,
                              limit=None),
                 max_key_select("dbo", name, ["id", name], None), max_key_select("dbo", name, [name], "id > 3"),
-                signal_insert("dbo", name), signal_watermarks("dbo", name, name, "data"),
+                signal_insert("dbo", name), signal_delete("dbo", name, name),
+                signal_watermarks("dbo", name, name, "data"),
                 blocking_select("dbo", name, ["id", name], None), blocking_select("dbo", name, ["id"], "[id] > 3"),
                 blocking_select("dbo", name, ["id"], "SELECT * FROM [dbo].[t] WHERE [id] > 3")]
     return out

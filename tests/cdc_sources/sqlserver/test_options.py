@@ -128,8 +128,6 @@ KNOWN_DIFFERENCES = {
        for name, minimum in STRICTER_MINIMUMS.items() for v in range(-2, minimum)},
     ("snapshot.mode", "custom"): "needs a Java class: rejected",
     ("snapshot.query.mode", "custom"): "needs a Java class: rejected",
-    ("incremental.snapshot.watermarking.strategy", "insert_delete"): "not built (as for PostgreSQL and MySQL): "
-                                                                     "rejected with a message",
 }
 
 
