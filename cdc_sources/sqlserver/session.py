@@ -89,6 +89,7 @@ from cdc_sources.sqlserver.changes import (
 from cdc_sources.sqlserver.columns import ColumnPolicy, TableFields, jdbc_metadata
 from cdc_sources.sqlserver.config import SqlServerSourceConfig
 from cdc_sources.sqlserver.converters import ConverterSettings, SqlServerColumn, column_converter
+from cdc_sources.sqlserver.defaults import schema_default
 from cdc_sources.sqlserver.gateway import CaptureInstanceInfo, ColumnInfo, Gateway
 from cdc_sources.sqlserver.history import history_record, recorded_tables
 from cdc_sources.sqlserver.incremental import CapturedTable, SqlServerChunkSource
@@ -215,9 +216,14 @@ class SqlServerCaptureSession:
         converters = {c: column_converter(_column(columns[c]), self.settings) for c in instance.columns}
         metadata = {c: jdbc_metadata(columns[c].type_name, columns[c].max_length, columns[c].precision,
                                      columns[c].scale) for c in instance.columns}
-        fields = self.columns.fields(instance, converters, metadata, {c: columns[c].nullable for c in instance.columns})
+        parse = self.gateway.parse_default
+        defaults = {c: schema_default(c, columns[c].type_name, columns[c].default, converter, parse)
+                    for c, converter in converters.items() if converter is not None}
+        fields = self.columns.fields(instance, converters, metadata, {c: columns[c].nullable for c in instance.columns},
+                                     defaults)
         topic = self._topic(instance.table)
-        described = tuple(SchemaColumn(c, metadata[c], columns[c].nullable) for c in instance.columns)
+        described = tuple(SchemaColumn(c, metadata[c], columns[c].nullable, columns[c].default)
+                          for c in instance.columns)
         return _Table(instance, topic, fields, self._version(topic, instance, fields), described, info.index_columns)
 
     @staticmethod
