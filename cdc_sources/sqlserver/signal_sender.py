@@ -39,6 +39,8 @@ def send_signal(config: SqlServerSourceConfig, open_gateway: Callable[[SqlServer
                 signal_id: str, kind: str, data: str | None) -> str:
     """Deliver a signal through the ``source`` channel if enabled, else the ``file`` channel."""
 
+    sent: list[SignalTable] = []
+
     def insert(_: CollectionName, row: tuple[str, str, str | None]) -> None:
         import pyodbc
 
@@ -56,5 +58,7 @@ def send_signal(config: SqlServerSourceConfig, open_gateway: Callable[[SqlServer
                 raise SourceError(f"inserting into signal table {table.text}: {text}") from None
             finally:
                 gateway.connection.close()
+            sent.append(table)
 
-    return deliver_signal(config.options.values, signal_id, kind, data, insert)
+    where = deliver_signal(config.options.values, signal_id, kind, data, insert)
+    return f"signal table {', '.join(t.text for t in sent)}" if sent else where

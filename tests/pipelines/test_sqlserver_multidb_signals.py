@@ -114,7 +114,8 @@ def _change(dsn: str, touched: set[int], tag: str, step: int) -> None:
 
 @SAIL_ONLY
 def test_snapshots_signalled_per_database_survive_a_sigkill_and_silver_equals_each_database(
-        databases: tuple[SqlServerEmulator, SqlServerEmulator], tmp_path: Path, spark: Any) -> None:
+        databases: tuple[SqlServerEmulator, SqlServerEmulator], tmp_path: Path, spark: Any,
+        capsys: pytest.CaptureFixture[str]) -> None:
     a, b = databases
     names = (dbname(a.dsn), dbname(b.dsn))
     topics = tuple(f"{SOURCE}.{db}.dbo.items" for db in names)
@@ -140,9 +141,12 @@ def test_snapshots_signalled_per_database_survive_a_sigkill_and_silver_equals_ea
             assert wait_until(lambda: snapshot_completed(root, SOURCE) or capture.poll() is not None, 120)
             assert capture.poll() is None, capture_log_tail(logs, 1)
             # database a, through cdc-lakehouse signal: into a's signal table only
-            sent = send_through_cli(["-q", "signal", "-c", str(config_path), "--source", SOURCE, "execute-snapshot",
+            capsys.readouterr()
+            sent = send_through_cli(["signal", "-c", str(config_path), "--source", SOURCE, "execute-snapshot",
                                      "--tables", f"{names[0]}.dbo.items", "--id", "snap-a"])
             assert sent == 0
+            said = capsys.readouterr()
+            assert f"written to signal table {names[0]}.dbo.dbz_signal of source" in said.out + said.err
             assert (_signal_ids(a.dsn), _signal_ids(b.dsn)) == (["snap-a"], [])
             assert wait_until(lambda: len(_incremental_reads(read_topic(root, topics[0]))) >= 24
                               or capture.poll() is not None, 120), capture_log_tail(logs, 1)
