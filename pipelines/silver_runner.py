@@ -290,21 +290,24 @@ class _Runner:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             return TableRunResult(decl.table, decl.source, "failed", error=f"{type(exc).__name__}: {first}")
 
-    def _range(self, decl: SilverTable, after: int, upto: int | None) -> SeqRange | Literal["missing"] | None:
+    def _range(self, decl: SilverTable, after: int, upto: int | None,
+               cut: SourceCut | None) -> SeqRange | Literal["missing"] | None:
         path = topic_path(self.root, decl.source)
         try:
             files = bronze_files(path, self.storage)
         except Exception as exc:  # delta-rs cannot read the store: let Spark find the bound
             log.info("delta-rs cannot read %s (%s); using Spark for the increment bound", path, exc)
             try:
-                return spark_range(self.spark, path, after, upto_seq=upto)
+                return spark_range(self.spark, path, after, upto_seq=upto,
+                                   upto_batch=None if cut is None else cut.batch)
             except Exception as spark_exc:
                 if is_missing_table_error(spark_exc):
                     return "missing"
                 raise
         if files is None:
             return "missing"
-        return plan_range(files, after, upto_seq=upto, max_rows=self.options.max_bronze_rows_per_run)
+        return plan_range(files, after, upto_seq=upto, max_rows=self.options.max_bronze_rows_per_run,
+                          upto_batch=None if cut is None else cut.batch)
 
     def _apply(self, decl: SilverTable, source: str, run_id: str, cache: dict[str, SchemaCache],
                cuts: dict[str, SourceCut | None]) -> TableRunResult:
@@ -325,7 +328,7 @@ class _Runner:
             upto = found
             if upto is None:
                 return TableRunResult(decl.table, decl.source, "up_to_date", seq_from=after)
-        rng = self._range(decl, after, upto)
+        rng = self._range(decl, after, upto, cut)
         if rng == "missing":
             return TableRunResult(decl.table, decl.source, "waiting", seq_from=after)
         self.registrar.ensure(decl.table, decl.source, topic_path(self.root, decl.source))

@@ -13,6 +13,11 @@ appends rows with higher ``seq``; compaction rewrites files with the same rows; 
 only rows every silver table has applied, at or below its ``after_seq``; a discarded snapshot
 attempt is never planned, since silver waits while a snapshot runs), and Sail cannot read a
 version older than the table's newest Delta checkpoint, which capture writes every 100 commits.
+"Never planned" needs one more bound: a capture commit writes bronze's rows before its offsets
+row, so between the two a pass can find rows of a batch that the source's committed cut (the
+offsets table's newest row, read at the pass's start) does not cover yet, e.g. the first batch of
+a new snapshot attempt. `plan_range` stops below the first file holding a batch past the cut
+(the files' ``batch`` statistics); those rows are planned once their offsets row is committed.
 The planned version is kept in the range (``version``, recorded in the progress) for
 ``maintain``, whose VACUUM keeps every file of it and of later versions.
 """
@@ -25,18 +30,19 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as sf
 
-from bronze.schema import COL_SEQ
+from bronze.schema import COL_BATCH, COL_SEQ
 
 __all__ = ["BronzeFiles", "SeqRange", "bronze_files", "plan_range", "read_range"]
 
 
 @dataclass(frozen=True)
 class FileStat:
-    """One data file of a bronze table version."""
+    """One data file of a bronze table version (``batch`` bounds None when the file has no statistics)."""
 
     min_seq: int
     max_seq: int
     rows: int
+    max_batch: int | None = None
 
 
 @dataclass(frozen=True)
@@ -83,22 +89,23 @@ def bronze_files(path: str, storage_options: dict[str, str] | None = None) -> Br
         return None
     actions = pa.table(table.get_add_actions(flatten=True))
     names = set(actions.schema.names)
-    lo, hi, n = "min.seq", "max.seq", "num_records"
-    files = []
-    if lo in names and hi in names:
-        cols = actions.select([lo, hi, n]).to_pydict()
-        for mn, mx, rows in zip(cols[lo], cols[hi], cols[n], strict=True):
-            # a file without stats must be read: give it the widest range
-            files.append(FileStat(-(2**63) if mn is None else int(mn), 2**63 - 1 if mx is None else int(mx),
-                                  int(rows or 0)))
-    else:
-        files = [FileStat(-(2**63), 2**63 - 1, int(r or 0)) for r in actions.column(n).to_pylist()]
+    lo, hi, n, top_batch = f"min.{COL_SEQ}", f"max.{COL_SEQ}", "num_records", f"max.{COL_BATCH}"
+    count = actions.num_rows
+    cols = actions.select([c for c in (lo, hi, n, top_batch) if c in names]).to_pydict()
+    # a file without stats must be read: give it the widest range
+    mins = cols.get(lo, [None] * count)
+    maxes = cols.get(hi, [None] * count)
+    batches = cols.get(top_batch, [None] * count)
+    files = [FileStat(-(2**63) if mn is None else int(mn), 2**63 - 1 if mx is None else int(mx), int(rows or 0),
+                      None if b is None else int(b))
+             for mn, mx, rows, b in zip(mins, maxes, cols[n], batches, strict=True)]
     return BronzeFiles(int(table.version()), tuple(files))
 
 
 def plan_range(files: BronzeFiles, after_seq: int, *, upto_seq: int | None = None,
-               max_rows: int | None = None) -> SeqRange | None:
-    """The increment after ``after_seq`` (capped at ``upto_seq`` / about ``max_rows`` rows).
+               max_rows: int | None = None, upto_batch: int | None = None) -> SeqRange | None:
+    """The increment after ``after_seq`` (capped at ``upto_seq`` / about ``max_rows`` rows / below
+    the first file with a row of a batch after ``upto_batch``, the source's committed cut).
 
     Returns None when there is nothing new.
     """
@@ -107,6 +114,10 @@ def plan_range(files: BronzeFiles, after_seq: int, *, upto_seq: int | None = Non
     if not newer or top is None:
         return None
     upto = top if upto_seq is None else min(top, upto_seq)
+    if upto_batch is not None:
+        past = [f.min_seq for f in newer if f.max_batch is not None and f.max_batch > upto_batch]
+        if past:
+            upto = min(upto, min(past) - 1)
     if max_rows is not None:
         taken, rows = [], 0
         for f in newer:
@@ -121,11 +132,14 @@ def plan_range(files: BronzeFiles, after_seq: int, *, upto_seq: int | None = Non
     return SeqRange(after_seq, upto, files.version, read, len(files.files))
 
 
-def spark_range(spark: SparkSession, path: str, after_seq: int, *, upto_seq: int | None = None) -> SeqRange | None:
+def spark_range(spark: SparkSession, path: str, after_seq: int, *, upto_seq: int | None = None,
+                upto_batch: int | None = None) -> SeqRange | None:
     """`plan_range` without delta-rs: the upper bound from a Spark aggregate."""
     df = spark.read.format("delta").load(path).where(sf.col(COL_SEQ) > after_seq)
     if upto_seq is not None:
         df = df.where(sf.col(COL_SEQ) <= upto_seq)
+    if upto_batch is not None:
+        df = df.where(sf.col(COL_BATCH) <= upto_batch)
     top = df.agg(sf.max(COL_SEQ).alias("m")).collect()[0]["m"]
     return None if top is None else SeqRange(after_seq, int(top), None)
 

@@ -80,6 +80,26 @@ def test_tables_wait_while_the_initial_snapshot_is_incomplete(builder, run, silv
 
 
 @SAIL_ONLY
+def test_rows_of_a_batch_whose_offsets_row_is_not_committed_yet_wait_for_it(builder, run, silver):
+    """Capture commits a batch's bronze rows before its offsets row. In between, the committed cut
+    still says the snapshot is complete, but the new batch may be the first of a new snapshot
+    attempt, which a crash discards (its rows removed, their seq reused): silver must not apply it."""
+    orders, _lines, decls = _tables(builder)
+    orders.read({"id": 1, "status": "new"}).commit(batch=1)
+    orders.commit_offset(1, {"lsn": 10}, snapshot_completed=True)
+    orders.read({"id": 2, "status": "again"}).commit(batch=2)  # a new attempt; its offsets row not yet
+    result = run(*decls)
+    assert (result.tables[0].status, result.tables[0].seq_to) == ("applied", 1)
+    assert rows(silver("orders"), "id") == [(1,)]
+    orders.commit_offset(2, {"lsn": 10, "snapshot": True}, snapshot_completed=False)
+    assert run(*decls).tables[0].status == "waiting"
+    orders.read({"id": 3, "status": "new"}).commit(batch=3)
+    orders.commit_offset(3, {"lsn": 10}, snapshot_completed=True)
+    run(*decls)
+    assert rows(silver("orders"), "id") == [(2,), (3,)]  # the new snapshot is authoritative: id 1 was not in it
+
+
+@SAIL_ONLY
 def test_a_table_whose_bronze_table_does_not_exist_yet_waits_under_transaction_consistency(builder, run, silver):
     """Its source committed a batch, but not one row of this table yet: the table is waiting
     for bronze (as under table consistency), not up to date."""
