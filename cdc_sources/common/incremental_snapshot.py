@@ -84,6 +84,7 @@ from cdc_sources.spi.snapshot_progress import SnapshotListener
 
 if TYPE_CHECKING:
     from cdc_sources.common.blocking_snapshot import BlockingSnapshotter
+    from cdc_sources.common.chunk_columns import ArrowChunkRows
 
 log = logging.getLogger(__name__)
 
@@ -132,13 +133,14 @@ class Chunk:
     Attributes:
         topic: the table's topic.
         rows: key JSON text -> the row's ``after`` JSON text (streamed events of a key drop it); a
-            row of a table without a key is under `keyless_id` of its chunking key instead.
+            row of a table without a key is under `keyless_id` of its chunking key instead. A dict,
+            or the same as Arrow arrays (`cdc_sources.common.chunk_columns.ArrowChunkRows`).
         last_key: the chunking key of the last row read (text values).
         more: whether rows are left after this chunk.
     """
 
     topic: str
-    rows: dict[str | None, str]
+    rows: dict[str | None, str] | ArrowChunkRows
     last_key: Key | None
     more: bool
 
@@ -207,7 +209,7 @@ class _Window:
     chunk: Chunk
 
     @property
-    def rows(self) -> dict[str | None, str]:
+    def rows(self) -> dict[str | None, str] | ArrowChunkRows:
         return self.chunk.rows
 
     @property

@@ -7,7 +7,9 @@ runs, as the row path's autocommit connection does). Its raw column batches are 
 `snapshot_blocks.TableColumns`, the initial snapshot's renderer, into each row's key and
 ``after`` JSON text: byte for byte what ``dumps(codec.key_tuple(row))`` and
 ``dumps(codec.row_tuple(row))`` give for the row pymysql returns with the snapshot's
-conversions. The trailing ``CAST(<key> AS CHAR)`` columns come back as text.
+conversions. The trailing ``CAST(<key> AS CHAR)`` columns come back as text. The texts stay
+Arrow string arrays (`ChunkRows`): the chunk source keeps them so until the chunk's events are
+built (`cdc_sources.common.chunk_columns`).
 
 The statement is the row path's, its parameters inlined by pymysql exactly as pymysql would
 send them (``cursor.mogrify``). The worker starts on the first chunk; when none can start (no
@@ -19,8 +21,9 @@ dropped and a new one started for the next chunk.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 
@@ -42,17 +45,29 @@ _BLOCK_ROWS = 1 << 20
 
 @dataclass(frozen=True)
 class ChunkRows:
-    """A chunk's rows, rendered, in the order the server returned them.
+    """A chunk's rows, rendered, in the order the server returned them, as Arrow arrays.
 
     Attributes:
-        keys: each row's key JSON text; None for a table without a key.
-        afters: each row's ``after`` JSON text.
-        chunk_keys: each row's chunking key (the ``CAST(... AS CHAR)`` texts).
+        keys: each row's key JSON text (a string array); None for a table without a key.
+        afters: each row's ``after`` JSON text (a string array).
+        chunk_key_columns: the chunking key's columns (the ``CAST(... AS CHAR)`` texts, binary arrays).
     """
 
-    keys: list[str] | None
-    afters: list[str]
-    chunk_keys: list[tuple[str | None, ...]]
+    keys: Any
+    afters: Any
+    chunk_key_columns: Sequence[Any]
+
+    def __len__(self) -> int:
+        return len(self.afters)
+
+    def chunk_key(self, i: int) -> tuple[str | None, ...]:
+        """Row ``i``'s chunking key (text values)."""
+        return tuple(_text(column[i].as_py()) for column in self.chunk_key_columns)
+
+    def chunk_keys(self, n: int) -> list[tuple[str | None, ...]]:
+        """The chunking keys of the first ``n`` rows."""
+        texts = [[_text(v) for v in column.slice(0, n).to_pylist()] for column in self.chunk_key_columns]
+        return list(zip(*texts, strict=True))
 
 
 class ColumnarChunkReader:
@@ -85,20 +100,22 @@ class ColumnarChunkReader:
             self._drop()
             raise
         width = len(codec.table.columns)
-        keys: list[str] = []
-        afters: list[str] = []
-        chunk_keys: list[tuple[str | None, ...]] = []
+        key_names = [f.name for f in codec.key_fields]
+        keys: list[Any] = []
+        afters: list[Any] = []
+        chunk_keys: list[list[Any]] = [[] for _ in range(key_count)]
         for batch in batches:
             if batch.rows == 0:
                 continue
             table_part = RawBatch(batch.columns[:width], batch.arrays[:width], batch.rows)
             values, key_fields = self._renderer(codec, table_part).render(table_part)
-            afters.extend(struct_texts([f.name for f in codec.fields], values, batch.rows).to_pylist())
-            if codec.key_fields:
-                keys.extend(struct_texts([f.name for f in codec.key_fields], key_fields, batch.rows).to_pylist())
-            texts = [_texts(a) for a in batch.arrays[width:width + key_count]]
-            chunk_keys.extend(zip(*texts, strict=True))
-        return ChunkRows(keys if codec.key_fields else None, afters, chunk_keys)
+            afters.append(struct_texts([f.name for f in codec.fields], values, batch.rows))
+            if key_names:
+                keys.append(struct_texts(key_names, key_fields, batch.rows))
+            for i, column in enumerate(batch.arrays[width:width + key_count]):
+                chunk_keys[i].append(column)
+        return ChunkRows(_joined(keys, pa.string()) if key_names else None, _joined(afters, pa.string()),
+                         [_joined(c, pa.binary()) for c in chunk_keys])
 
     def close(self) -> None:
         """End the reader process, if one runs."""
@@ -129,6 +146,13 @@ class ColumnarChunkReader:
         return renderer
 
 
-def _texts(array: pa.Array) -> list[str | None]:
-    """A raw binary column as text (the server sends ``CAST(... AS CHAR)`` as UTF-8)."""
-    return [None if v is None else v.decode("utf-8") for v in array.to_pylist()]
+def _joined(parts: list[Any], kind: pa.DataType) -> Any:
+    """One array of the batches' arrays (an empty one of ``kind`` when there are none)."""
+    if not parts:
+        return pa.array([], kind)
+    return parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
+
+
+def _text(value: bytes | None) -> str | None:
+    """A raw ``CAST(... AS CHAR)`` value as text (the server sends it as UTF-8)."""
+    return None if value is None else value.decode("utf-8")
