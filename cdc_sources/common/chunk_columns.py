@@ -16,7 +16,7 @@ go through `emission_order` itself.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -33,39 +33,71 @@ __all__ = ["ArrowChunkRows", "arrow_rows_block", "hash_order"]
 class ArrowChunkRows(Mapping[str | None, str]):
     """A chunk's rows: key JSON text -> ``after`` JSON text, held as two string arrays in key order.
 
-    Supports what the driver does to `Chunk.rows` (``pop`` of a streamed key, ``clear`` on a
-    truncate, ``len``) without turning the rows into Python objects; the key -> row index is
-    built on the first ``pop`` only.
+    The same mapping as ``dict(zip(keys, afters))``, and supports what the driver does to
+    `Chunk.rows` (``pop`` of a streamed key, ``clear`` on a truncate, ``len``) without turning the
+    rows into Python objects; the key -> row index is built on the first ``pop`` only. Keys that
+    repeat (a message key that is not unique in the table) keep the last row of each, as the dict.
+
+    The texts may still be rendering when the rows are handed over (`later`): they are waited
+    for on the first use that needs them (``len``, a look-up, `remaining`); ``bool`` does not
+    wait. What rendering raises is raised there.
 
     Args:
-        keys: each row's key JSON text, a string array (no nulls, no key twice: see `unique_keys`).
+        keys: each row's key JSON text, a string array without nulls.
         afters: each row's ``after`` JSON text, a string array.
-
-    Attributes:
-        key_texts / after_texts: ``keys`` and ``afters``, every row read (`remaining`: those not dropped).
     """
 
     def __init__(self, keys: Any, afters: Any) -> None:
-        if len(keys) != len(afters):
-            raise ValueError(f"{len(keys)} keys for {len(afters)} rows")
-        self.key_texts = keys
-        self.after_texts = afters
+        self._load: Callable[[], tuple[Any, Any]] | None = None
+        self._rows = len(afters)
         self._kept: np.ndarray | None = None  # None: every row is kept
-        self._count = len(keys)
         self._index: dict[str, int] | None = None
+        self._set(keys, afters)
 
-    @staticmethod
-    def unique_keys(keys: Any) -> bool:
-        """Whether ``keys`` (a string array) can key an `ArrowChunkRows`: no null, no value twice
-        (a dict of them would keep one row per key: a key that is not the table's primary key)."""
-        return bool(keys.null_count == 0 and pc.count_distinct(keys).as_py() == len(keys))
+    @classmethod
+    def later(cls, load: Callable[[], tuple[Any, Any]], rows: int) -> ArrowChunkRows:
+        """Rows whose ``(keys, afters)`` ``load`` returns (waiting for them), ``rows`` of them."""
+        out = cls.__new__(cls)
+        out._load, out._rows, out._kept, out._index = load, rows, None, None
+        return out
+
+    def _set(self, keys: Any, afters: Any) -> None:
+        if len(keys) != len(afters) or len(afters) != self._rows:
+            raise ValueError(f"{len(keys)} keys for {len(afters)} rows ({self._rows} expected)")
+        if keys.null_count:
+            raise ValueError("a chunk row without a key text")
+        if pc.count_distinct(keys).as_py() != len(keys):  # one row per key, the last, as a dict keeps
+            unique = dict(zip(keys.to_pylist(), afters.to_pylist(), strict=True))
+            keys, afters = pa.array(list(unique), pa.string()), pa.array(list(unique.values()), pa.string())
+        self._keys, self._afters, self._count = keys, afters, len(keys)
+
+    def _texts(self) -> tuple[Any, Any]:
+        if self._load is not None:
+            self._set(*self._load())  # raises again if used again
+            self._load = None
+        return self._keys, self._afters
+
+    @property
+    def key_texts(self) -> Any:
+        """Every row's key text (dropped rows too; `remaining`: those not dropped)."""
+        return self._texts()[0]
+
+    @property
+    def after_texts(self) -> Any:
+        """Every row's ``after`` text (dropped rows too)."""
+        return self._texts()[1]
+
+    def __bool__(self) -> bool:
+        return self._rows > 0 if self._load is not None else self._count > 0
 
     def __len__(self) -> int:
+        self._texts()
         return self._count
 
     def _position(self, key: object) -> int | None:
+        keys, _ = self._texts()
         if self._index is None:
-            self._index = {k: i for i, k in enumerate(self.key_texts.to_pylist())}
+            self._index = {k: i for i, k in enumerate(keys.to_pylist())}
         i = self._index.get(key) if isinstance(key, str) else None
         if i is None or (self._kept is not None and not self._kept[i]):
             return None
@@ -75,7 +107,7 @@ class ArrowChunkRows(Mapping[str | None, str]):
         i = self._position(key)
         if i is None:
             raise KeyError(key)
-        return str(self.after_texts[i].as_py())
+        return str(self._afters[i].as_py())
 
     def __iter__(self) -> Iterator[str | None]:
         keys, _ = self.remaining()
@@ -90,22 +122,24 @@ class ArrowChunkRows(Mapping[str | None, str]):
         if i is None:
             return default
         if self._kept is None:
-            self._kept = np.ones(len(self.key_texts), dtype=bool)
+            self._kept = np.ones(len(self._keys), dtype=bool)
         self._kept[i] = False
         self._count -= 1
-        return str(self.after_texts[i].as_py())
+        return str(self._afters[i].as_py())
 
     def clear(self) -> None:
         """Drop every row (a truncate of the table)."""
-        self._kept = np.zeros(len(self.key_texts), dtype=bool)
+        keys, _ = self._texts()
+        self._kept = np.zeros(len(keys), dtype=bool)
         self._count = 0
 
     def remaining(self) -> tuple[Any, Any]:
         """The rows not dropped: ``(keys, afters)`` string arrays, in key order."""
+        keys, afters = self._texts()
         if self._kept is None:
-            return self.key_texts, self.after_texts
+            return keys, afters
         mask = pa.array(self._kept)
-        return self.key_texts.filter(mask), self.after_texts.filter(mask)
+        return keys.filter(mask), afters.filter(mask)
 
 
 def hash_order(keys: Any) -> tuple[np.ndarray, np.ndarray] | None:

@@ -664,8 +664,9 @@ class IncrementalSnapshotter:
                 {"upto": list(chunk.last_key or ()), "more": chunk.more, "max": list(st.max_key or ())}).decode())
         self.window = _Window(chunk_id, c, chunk)
         self.state = replace(st, window=chunk_id, window_opened=st.window_opened if resumed else False)
-        log.debug("incremental snapshot %s: chunk %s of %s: %d rows up to key %s", st.correlation_id, chunk_id,
-                  c.id, len(chunk.rows), chunk.last_key)
+        if log.isEnabledFor(logging.DEBUG):  # len: a chunk's rows may still be rendering (`chunk_columns`)
+            log.debug("incremental snapshot %s: chunk %s of %s: %d rows up to key %s", st.correlation_id, chunk_id,
+                      c.id, len(chunk.rows), chunk.last_key)
         return True
 
     def _emit(self, w: _Window, order_key: tuple[int, ...], position: str) -> None:

@@ -215,13 +215,11 @@ class MySqlChunkSource:
         n = len(got) if size is None else min(size, len(got))
         more = size is not None and len(got) > size
         out: dict[str | None, str] | ArrowChunkRows
-        if got.keys is not None and ArrowChunkRows.unique_keys(keys := got.keys.slice(0, n)):
-            out = ArrowChunkRows(keys, got.afters.slice(0, n))
-        elif got.keys is None:
-            out = {keyless_id(list(k)): after
-                   for k, after in zip(got.chunk_keys(n), got.afters.slice(0, n).to_pylist(), strict=True)}
-        else:  # a message key that is not unique (message.key.columns): one row per key, as a dict keeps
-            out = dict(zip(got.keys.slice(0, n).to_pylist(), got.afters.slice(0, n).to_pylist(), strict=True))
+        if codec.key_fields:  # the texts are waited for at the close watermark (or a streamed event of the table)
+            out = ArrowChunkRows.later(lambda: got.texts(n), n)
+        else:
+            _, afters = got.texts(n)
+            out = {keyless_id(list(k)): after for k, after in zip(got.chunk_keys(n), afters.to_pylist(), strict=True)}
         return Chunk(codec.topic, out, got.chunk_key(n - 1) if n else None, more)
 
     def read_events(self, c: SnapshotCollection, chunk: Chunk, order_key: tuple[int, ...],

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,20 +46,30 @@ _BLOCK_ROWS = 1 << 20
 
 @dataclass(frozen=True)
 class ChunkRows:
-    """A chunk's rows, rendered, in the order the server returned them, as Arrow arrays.
+    """A chunk's rows in the order the server returned them: their chunking keys at once, their
+    rendered texts when `texts` is called (rendering runs on the reader's render thread meanwhile).
 
     Attributes:
-        keys: each row's key JSON text (a string array); None for a table without a key.
-        afters: each row's ``after`` JSON text (a string array).
+        rows: the number of rows.
         chunk_key_columns: the chunking key's columns (the ``CAST(... AS CHAR)`` texts, binary arrays).
+        rendered: the rendering under way; its result: ``(keys, afters)``, each row's key JSON
+            text (a string array; None for a table without a key) and ``after`` JSON text.
     """
 
-    keys: Any
-    afters: Any
+    rows: int
     chunk_key_columns: Sequence[Any]
+    rendered: Future[tuple[Any, Any]]
 
     def __len__(self) -> int:
-        return len(self.afters)
+        return self.rows
+
+    def texts(self, n: int | None = None) -> tuple[Any, Any]:
+        """``(keys, afters)`` of the first ``n`` rows (None: all), waiting for the rendering; raises
+        what the converters raised on a value they reject."""
+        keys, afters = self.rendered.result()
+        if n is None or n == self.rows:
+            return keys, afters
+        return (None if keys is None else keys.slice(0, n)), afters.slice(0, n)
 
     def chunk_key(self, i: int) -> tuple[str | None, ...]:
         """Row ``i``'s chunking key (text values)."""
@@ -71,7 +82,8 @@ class ChunkRows:
 
 
 class ColumnarChunkReader:
-    """Reads chunks through a reader process. Not thread-safe; `close` it.
+    """Reads chunks through a reader process and renders them on a thread of its own. Not
+    thread-safe; `close` it.
 
     Args:
         start: starts a connected reader process, or returns None when none can serve the
@@ -86,40 +98,37 @@ class ColumnarChunkReader:
         self.available = True
         """False once a reader process could not start: chunks are then read row by row."""
         self._renderers: dict[TableId, tuple[TableCodec, tuple[ResultColumn, ...], TableColumns]] = {}
+        self._render_thread: ThreadPoolExecutor | None = None
 
     def read(self, codec: TableCodec, sql: str, key_count: int, *, where: str) -> ChunkRows | None:
         """The rows of ``sql`` (the table's columns in order, then ``key_count`` chunking-key texts),
         or None when no reader process can run. Errors are the connector's (`MySqlError`, naming
-        ``where``) or the converters'."""
+        ``where``); the converters' are raised by `ChunkRows.texts`. Renderings run one at a time,
+        in the order their chunks were read."""
         worker = self._worker_or_none()
         if worker is None:
             return None
         try:
-            batches = list(worker.read(str(codec.table.id), sql, block_rows=_BLOCK_ROWS, where=where))
+            batches = [b for b in worker.read(str(codec.table.id), sql, block_rows=_BLOCK_ROWS, where=where) if b.rows]
         except BaseException:
             self._drop()
             raise
         width = len(codec.table.columns)
-        key_names = [f.name for f in codec.key_fields]
-        keys: list[Any] = []
-        afters: list[Any] = []
-        chunk_keys: list[list[Any]] = [[] for _ in range(key_count)]
-        for batch in batches:
-            if batch.rows == 0:
-                continue
-            table_part = RawBatch(batch.columns[:width], batch.arrays[:width], batch.rows)
-            values, key_fields = self._renderer(codec, table_part).render(table_part)
-            afters.append(struct_texts([f.name for f in codec.fields], values, batch.rows))
-            if key_names:
-                keys.append(struct_texts(key_names, key_fields, batch.rows))
-            for i, column in enumerate(batch.arrays[width:width + key_count]):
-                chunk_keys[i].append(column)
-        return ChunkRows(_joined(keys, pa.string()) if key_names else None, _joined(afters, pa.string()),
-                         [_joined(c, pa.binary()) for c in chunk_keys])
+        parts = [RawBatch(b.columns[:width], b.arrays[:width], b.rows) for b in batches]
+        jobs = [(self._renderer(codec, part), part) for part in parts]  # the cache is this thread's
+        if self._render_thread is None:
+            self._render_thread = ThreadPoolExecutor(1, thread_name_prefix="incremental-render")
+        rendered = self._render_thread.submit(_render, codec, jobs)
+        return ChunkRows(sum(b.rows for b in batches),
+                         [_joined([b.arrays[width + i] for b in batches], pa.binary()) for i in range(key_count)],
+                         rendered)
 
     def close(self) -> None:
-        """End the reader process, if one runs."""
+        """End the reader process, if one runs, and the render thread (after its rendering)."""
         self._drop()
+        thread, self._render_thread = self._render_thread, None
+        if thread is not None:
+            thread.shutdown(wait=True, cancel_futures=True)
 
     def _worker_or_none(self) -> SnapshotWorker | None:
         if self._worker is None and self.available:
@@ -144,6 +153,21 @@ class ColumnarChunkReader:
         renderer = TableColumns(codec, batch.columns, self.settings)
         self._renderers[codec.table.id] = (codec, described, renderer)
         return renderer
+
+
+def _render(codec: TableCodec, jobs: Sequence[tuple[TableColumns, RawBatch]]) -> tuple[Any, Any]:
+    """Each row's key JSON text (None for a table without a key) and ``after`` JSON text, the
+    batches' rows one after another."""
+    value_names = [f.name for f in codec.fields]
+    key_names = [f.name for f in codec.key_fields]
+    keys: list[Any] = []
+    afters: list[Any] = []
+    for renderer, part in jobs:
+        values, key_fields = renderer.render(part)
+        afters.append(struct_texts(value_names, values, part.rows))
+        if key_names:
+            keys.append(struct_texts(key_names, key_fields, part.rows))
+    return (_joined(keys, pa.string()) if key_names else None), _joined(afters, pa.string())
 
 
 def _joined(parts: list[Any], kind: pa.DataType) -> Any:

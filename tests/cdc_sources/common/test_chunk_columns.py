@@ -76,12 +76,40 @@ def test_the_driver_s_operations_leave_the_same_rows_as_on_a_dict() -> None:
     assert len(arrow) == 0 and not arrow and list(arrow.items()) == []
 
 
-def test_keys_that_cannot_key_arrow_rows() -> None:
-    assert ArrowChunkRows.unique_keys(pa.array(["a", "b"], pa.string()))
-    assert not ArrowChunkRows.unique_keys(pa.array(["a", "a"], pa.string()))  # a dict would keep one
-    assert not ArrowChunkRows.unique_keys(pa.array(["a", None], pa.string()))
+def test_keys_that_repeat_keep_the_last_row_of_each_as_a_dict_does() -> None:
+    keys, afters = ["a", "b", "a", "c", "b"], ["1", "2", "3", "4", "5"]
+    arrow = ArrowChunkRows(pa.array(keys, pa.string()), pa.array(afters, pa.string()))
+    expected = dict(zip(keys, afters, strict=True))
+    assert list(arrow.items()) == list(expected.items()) and len(arrow) == 3
+    assert arrow.pop("a") == expected.pop("a") and list(arrow.items()) == list(expected.items())
+    with pytest.raises(ValueError, match="a chunk row without a key text"):
+        ArrowChunkRows(pa.array(["a", None], pa.string()), pa.array(["1", "2"], pa.string()))
     with pytest.raises(ValueError, match="2 keys for 1 rows"):
         ArrowChunkRows(pa.array(["a", "b"]), pa.array(["x"]))
+
+
+def test_rows_handed_over_while_rendering_are_waited_for_on_first_use_only() -> None:
+    rows = _rows(10)
+    loads: list[int] = []
+
+    def load() -> tuple[Any, Any]:
+        loads.append(1)
+        return pa.array(list(rows), pa.string()), pa.array(list(rows.values()), pa.string())
+
+    arrow = ArrowChunkRows.later(load, 10)
+    assert arrow and not loads  # bool: no wait (the driver asks it as soon as the chunk is read)
+    assert len(arrow) == 10 and dict(arrow.items()) == rows and loads == [1]
+    assert not ArrowChunkRows.later(load, 0) and loads == [1]
+
+    def fails() -> tuple[Any, Any]:
+        raise ValueError("column x: rejected value")
+
+    failing = ArrowChunkRows.later(fails, 3)
+    assert failing
+    with pytest.raises(ValueError, match="rejected value"):  # raised where the rows are used
+        failing.pop('{"id":1}')
+    with pytest.raises(ValueError, match="rejected value"):  # and again
+        len(failing)
 
 
 def test_hash_order_is_emission_order() -> None:

@@ -214,7 +214,7 @@ def test_columnar_chunks_events_equal_the_row_paths_byte_for_byte(typed_db: dict
 def test_a_message_key_that_is_not_unique_keeps_one_row_per_key_as_the_row_path(
         typed_db: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     """``message.key.columns`` naming a column that is not unique: the row path's dict keeps the
-    last row of each key, and so does the columnar path (it does not use Arrow rows then)."""
+    last row of each key, and so do the Arrow rows of the columnar path."""
     monkeypatch.setattr(time, "time_ns", lambda: 1_700_000_000_123_456_789)
     sources = Sources(typed_db, MySqlConverterSettings(), {"message.key.columns": ".*\\.extra:yr"})
     c = SnapshotCollection(typed_db["database"], "extra")
@@ -222,7 +222,7 @@ def test_a_message_key_that_is_not_unique_keeps_one_row_per_key_as_the_row_path(
         expected = all_events(sources.rows, c, 150)
         got = all_events(sources.columnar, c, 150)
         assert [e[1:] for e in got] == [e[1:] for e in expected]
-        assert {e[0] for e in got} == {"dict"}
+        assert {e[0] for e in got} == {"ArrowChunkRows"}
         assert sum(len(e) - 1 for e in got) < EXTRA_ROWS * 2 // 3  # keys repeat: fewer events than rows
     finally:
         sources.close()
@@ -248,8 +248,10 @@ def test_values_the_converters_reject_fail_alike(typed_db: dict[str, Any]) -> No
     try:
         with pytest.raises(ValueConversionError) as row_error:
             sources.rows.read_chunk(c, ("id",), None, None, 1000)
+        chunk = sources.columnar.read_chunk(c, ("id",), None, None, 1000)  # rendered meanwhile, on its thread
+        assert chunk.rows and chunk.last_key == (str(len(ROWS)),)
         with pytest.raises(ValueConversionError) as columnar_error:
-            sources.columnar.read_chunk(c, ("id",), None, None, 1000)
+            len(chunk.rows)  # the rows are used: at the close watermark, or a streamed event of the table
         assert str(columnar_error.value) == str(row_error.value)
     finally:
         sources.close()
