@@ -6,7 +6,10 @@ instead of a dict of texts: the key and ``after`` JSON texts stay two string arr
 window's de-duplication (a streamed event of a key drops the buffered row of that key) clears one
 flag per dropped row. At the close watermark `arrow_rows_block` builds the chunk's ``r`` events
 column-wise: the rows in `emission_order` (a hash of each key, computed once per row, sorted with
-numpy), each value the envelope's fixed text around the row's ``after`` text (`envelope_around`).
+numpy), each value the envelope's fixed text around the row's ``after`` text (`envelope_around`),
+the order keys a sequence that makes each one when asked (`PrefixedOrderKeys`). The texts and their
+hash order (`prepare`) may be made on another thread while the chunk's close watermark travels
+(`ArrowChunkRows.later`).
 The events are byte for byte what `emission_order` and `blocking_snapshot.rows_block` give for
 the same rows as a dict (``ts_*``, processing time, taken once per chunk instead of once per
 row); on the one case numpy's order cannot settle, two keys with the same 63-bit hash, the rows
@@ -16,8 +19,9 @@ go through `emission_order` itself.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, overload
 
 import numpy as np
 import pyarrow as pa
@@ -27,7 +31,21 @@ from cdc_sources.common.incremental_snapshot import emission_order
 from cdc_sources.common.snapshot_blocks import envelope_around, join_texts, same_text
 from cdc_sources.spi import ChangeBlock
 
-__all__ = ["ArrowChunkRows", "arrow_rows_block", "hash_order"]
+__all__ = ["ArrowChunkRows", "PrefixedOrderKeys", "PreparedRows", "arrow_rows_block", "hash_order", "prepare"]
+
+
+@dataclass(frozen=True)
+class PreparedRows:
+    """A chunk's texts and their `hash_order` (None: two keys share a hash, or a key repeats)."""
+
+    keys: Any
+    afters: Any
+    order: tuple[np.ndarray, np.ndarray] | None
+
+
+def prepare(keys: Any, afters: Any) -> PreparedRows:
+    """The texts of a chunk's rows (string arrays) with their `hash_order`: pure, for any thread."""
+    return PreparedRows(keys, afters, hash_order(keys) if keys.null_count == 0 else None)
 
 
 class ArrowChunkRows(Mapping[str | None, str]):
@@ -48,34 +66,52 @@ class ArrowChunkRows(Mapping[str | None, str]):
     """
 
     def __init__(self, keys: Any, afters: Any) -> None:
-        self._load: Callable[[], tuple[Any, Any]] | None = None
+        self._load: Callable[[], PreparedRows] | None = None
         self._rows = len(afters)
         self._kept: np.ndarray | None = None  # None: every row is kept
         self._index: dict[str, int] | None = None
-        self._set(keys, afters)
+        self._set(prepare(keys, afters))
 
     @classmethod
-    def later(cls, load: Callable[[], tuple[Any, Any]], rows: int) -> ArrowChunkRows:
-        """Rows whose ``(keys, afters)`` ``load`` returns (waiting for them), ``rows`` of them."""
+    def later(cls, load: Callable[[], PreparedRows], rows: int) -> ArrowChunkRows:
+        """Rows that ``load`` returns (waiting for them: `prepare` ran elsewhere), ``rows`` of them."""
         out = cls.__new__(cls)
         out._load, out._rows, out._kept, out._index = load, rows, None, None
         return out
 
-    def _set(self, keys: Any, afters: Any) -> None:
+    def _set(self, rows: PreparedRows) -> None:
+        keys, afters, order = rows.keys, rows.afters, rows.order
         if len(keys) != len(afters) or len(afters) != self._rows:
             raise ValueError(f"{len(keys)} keys for {len(afters)} rows ({self._rows} expected)")
         if keys.null_count:
             raise ValueError("a chunk row without a key text")
-        if pc.count_distinct(keys).as_py() != len(keys):  # one row per key, the last, as a dict keeps
+        # keys with distinct hashes are distinct; else one row per key, the last, as a dict keeps
+        if order is None and pc.count_distinct(keys).as_py() != len(keys):
             unique = dict(zip(keys.to_pylist(), afters.to_pylist(), strict=True))
             keys, afters = pa.array(list(unique), pa.string()), pa.array(list(unique.values()), pa.string())
-        self._keys, self._afters, self._count = keys, afters, len(keys)
+        self._keys, self._afters, self._count, self._order = keys, afters, len(keys), order
 
     def _texts(self) -> tuple[Any, Any]:
         if self._load is not None:
-            self._set(*self._load())  # raises again if used again
+            self._set(self._load())  # raises again if used again
             self._load = None
         return self._keys, self._afters
+
+    def emission(self) -> tuple[Sequence[int] | np.ndarray, Any, Any]:
+        """The rows not dropped in `emission_order`: ``(h, keys, afters)``, ``h`` each row's last
+        order-key element."""
+        keys, afters = self._texts()
+        if self._order is None:  # a hash shared by two keys: the exact rule, row by row
+            kept_keys, kept_afters = self.remaining()
+            ranked = emission_order(dict(zip(kept_keys.to_pylist(), kept_afters.to_pylist(), strict=True)))
+            return ([h for h, _, _ in ranked], pa.array([k for _, k, _ in ranked], pa.string()),
+                    pa.array([a for _, _, a in ranked], pa.string()))
+        hashes, permutation = self._order
+        if self._kept is not None:  # the order of what is left is the order of everything, filtered
+            kept = self._kept[permutation]
+            hashes, permutation = hashes[kept], permutation[kept]
+        taken = pa.array(permutation)
+        return hashes, keys.take(taken), afters.take(taken)
 
     @property
     def key_texts(self) -> Any:
@@ -157,26 +193,42 @@ def hash_order(keys: Any) -> tuple[np.ndarray, np.ndarray] | None:
     return ordered, permutation
 
 
+class PrefixedOrderKeys(Sequence[tuple[int, ...]]):
+    """The order keys ``(*prefix, h)`` for each ``h`` of ``last`` (ascending), made when asked for.
+
+    Args:
+        prefix: every order key but its last element.
+        last: the last elements (integers below 2^63), ascending.
+    """
+
+    def __init__(self, prefix: tuple[int, ...], last: Sequence[int] | np.ndarray) -> None:
+        self.prefix = prefix
+        self.last = last
+
+    def __len__(self) -> int:
+        return len(self.last)
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[int, ...]: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> PrefixedOrderKeys: ...
+
+    def __getitem__(self, i: int | slice) -> tuple[int, ...] | PrefixedOrderKeys:
+        if isinstance(i, slice):
+            return PrefixedOrderKeys(self.prefix, self.last[i])
+        return (*self.prefix, int(self.last[i]))
+
+
 def arrow_rows_block(topic: str, rows: ArrowChunkRows, source: dict[str, Any], order_prefix: tuple[int, ...],
                      position: str, schema_id: str | None, headers: Mapping[str, str] | None) -> ChangeBlock | None:
     """A chunk's remaining rows as one ``r`` block in `emission_order`: every row with the
     ``source`` block ``source`` and the position ``position``, row ``i`` with order key
     ``(*order_prefix, h)``; None when no row remains."""
-    keys, afters = rows.remaining()
+    hashes, keys, afters = rows.emission()
     n = len(keys)
     if n == 0:
         return None
-    order = hash_order(keys)
-    if order is None:  # a hash shared by two keys: the exact rule, row by row
-        ranked = emission_order(dict(zip(keys.to_pylist(), afters.to_pylist(), strict=True)))
-        hashes: list[int] = [h for h, _, _ in ranked]
-        keys = pa.array([k for _, k, _ in ranked], pa.string())
-        afters = pa.array([a for _, _, a in ranked], pa.string())
-    else:
-        ordered, permutation = order
-        hashes = ordered.tolist()
-        taken = pa.array(permutation)
-        keys, afters = keys.take(taken), afters.take(taken)
     head, tail = envelope_around(source)
     return ChangeBlock(topic, keys, join_texts([head, afters, tail], n), "r", same_text(position, n), order_prefix,
-                       0, schema_id, headers, [(*order_prefix, h) for h in hashes])
+                       0, schema_id, headers, PrefixedOrderKeys(order_prefix, hashes))

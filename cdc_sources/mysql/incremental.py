@@ -209,16 +209,16 @@ class MySqlChunkSource:
             if error_code(exc) is None and not isinstance(exc, OSError):
                 raise
             raise classify(exc, where=where) from None
-        got = self.columnar.read(codec, text, key_count, where=where)
+        got = self.columnar.read(codec, text, key_count, limit=size, where=where)
         if got is None:
             return None
         n = len(got) if size is None else min(size, len(got))
         more = size is not None and len(got) > size
         out: dict[str | None, str] | ArrowChunkRows
         if codec.key_fields:  # the texts are waited for at the close watermark (or a streamed event of the table)
-            out = ArrowChunkRows.later(lambda: got.texts(n), n)
+            out = ArrowChunkRows.later(got.prepared, n)
         else:
-            _, afters = got.texts(n)
+            afters = got.prepared().afters
             out = {keyless_id(list(k)): after for k, after in zip(got.chunk_keys(n), afters.to_pylist(), strict=True)}
         return Chunk(codec.topic, out, got.chunk_key(n - 1) if n else None, more)
 

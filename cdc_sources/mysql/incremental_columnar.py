@@ -28,6 +28,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from cdc_sources.common.chunk_columns import PreparedRows, prepare
 from cdc_sources.common.snapshot_blocks import struct_texts
 from cdc_sources.mysql.codec import TableCodec
 from cdc_sources.mysql.converters import MySqlConverterSettings
@@ -47,29 +48,26 @@ _BLOCK_ROWS = 1 << 20
 @dataclass(frozen=True)
 class ChunkRows:
     """A chunk's rows in the order the server returned them: their chunking keys at once, their
-    rendered texts when `texts` is called (rendering runs on the reader's render thread meanwhile).
+    rendered texts when `prepared` is called (rendering runs on the reader's render thread meanwhile).
 
     Attributes:
-        rows: the number of rows.
+        rows: the number of rows the query returned.
         chunk_key_columns: the chunking key's columns (the ``CAST(... AS CHAR)`` texts, binary arrays).
-        rendered: the rendering under way; its result: ``(keys, afters)``, each row's key JSON
-            text (a string array; None for a table without a key) and ``after`` JSON text.
+        rendered: the rendering of the first ``limit`` rows (`ColumnarChunkReader.read`) under way.
     """
 
     rows: int
     chunk_key_columns: Sequence[Any]
-    rendered: Future[tuple[Any, Any]]
+    rendered: Future[PreparedRows]
 
     def __len__(self) -> int:
         return self.rows
 
-    def texts(self, n: int | None = None) -> tuple[Any, Any]:
-        """``(keys, afters)`` of the first ``n`` rows (None: all), waiting for the rendering; raises
-        what the converters raised on a value they reject."""
-        keys, afters = self.rendered.result()
-        if n is None or n == self.rows:
-            return keys, afters
-        return (None if keys is None else keys.slice(0, n)), afters.slice(0, n)
+    def prepared(self) -> PreparedRows:
+        """The rendered rows, waiting for them: each row's key JSON text (a string array; None for
+        a table without a key) and ``after`` JSON text, and the keys' hash order (`prepare`).
+        Raises what the converters raised on a value they reject."""
+        return self.rendered.result()
 
     def chunk_key(self, i: int) -> tuple[str | None, ...]:
         """Row ``i``'s chunking key (text values)."""
@@ -100,11 +98,12 @@ class ColumnarChunkReader:
         self._renderers: dict[TableId, tuple[TableCodec, tuple[ResultColumn, ...], TableColumns]] = {}
         self._render_thread: ThreadPoolExecutor | None = None
 
-    def read(self, codec: TableCodec, sql: str, key_count: int, *, where: str) -> ChunkRows | None:
+    def read(self, codec: TableCodec, sql: str, key_count: int, *, limit: int | None = None,
+             where: str) -> ChunkRows | None:
         """The rows of ``sql`` (the table's columns in order, then ``key_count`` chunking-key texts),
-        or None when no reader process can run. Errors are the connector's (`MySqlError`, naming
-        ``where``); the converters' are raised by `ChunkRows.texts`. Renderings run one at a time,
-        in the order their chunks were read."""
+        the first ``limit`` of them rendered (None: all), or None when no reader process can run.
+        Errors are the connector's (`MySqlError`, naming ``where``); the converters' are raised by
+        `ChunkRows.prepared`. Renderings run one at a time, in the order their chunks were read."""
         worker = self._worker_or_none()
         if worker is None:
             return None
@@ -114,7 +113,13 @@ class ColumnarChunkReader:
             self._drop()
             raise
         width = len(codec.table.columns)
-        parts = [RawBatch(b.columns[:width], b.arrays[:width], b.rows) for b in batches]
+        parts: list[RawBatch] = []
+        left = sum(b.rows for b in batches) if limit is None else limit
+        for b in batches:
+            n = min(b.rows, left)
+            if n > 0:
+                parts.append(RawBatch(b.columns[:width], [a.slice(0, n) for a in b.arrays[:width]], n))
+            left -= n
         jobs = [(self._renderer(codec, part), part) for part in parts]  # the cache is this thread's
         if self._render_thread is None:
             self._render_thread = ThreadPoolExecutor(1, thread_name_prefix="incremental-render")
@@ -155,9 +160,9 @@ class ColumnarChunkReader:
         return renderer
 
 
-def _render(codec: TableCodec, jobs: Sequence[tuple[TableColumns, RawBatch]]) -> tuple[Any, Any]:
+def _render(codec: TableCodec, jobs: Sequence[tuple[TableColumns, RawBatch]]) -> PreparedRows:
     """Each row's key JSON text (None for a table without a key) and ``after`` JSON text, the
-    batches' rows one after another."""
+    batches' rows one after another, with the keys' hash order (`prepare`)."""
     value_names = [f.name for f in codec.fields]
     key_names = [f.name for f in codec.key_fields]
     keys: list[Any] = []
@@ -167,7 +172,9 @@ def _render(codec: TableCodec, jobs: Sequence[tuple[TableColumns, RawBatch]]) ->
         afters.append(struct_texts(value_names, values, part.rows))
         if key_names:
             keys.append(struct_texts(key_names, key_fields, part.rows))
-    return (_joined(keys, pa.string()) if key_names else None), _joined(afters, pa.string())
+    if not key_names:
+        return PreparedRows(None, _joined(afters, pa.string()), None)
+    return prepare(_joined(keys, pa.string()), _joined(afters, pa.string()))
 
 
 def _joined(parts: list[Any], kind: pa.DataType) -> Any:

@@ -12,7 +12,14 @@ import pytest
 
 from cdc_sources.common import chunk_columns
 from cdc_sources.common.blocking_snapshot import rows_block
-from cdc_sources.common.chunk_columns import ArrowChunkRows, arrow_rows_block, hash_order
+from cdc_sources.common.chunk_columns import (
+    ArrowChunkRows,
+    PrefixedOrderKeys,
+    PreparedRows,
+    arrow_rows_block,
+    hash_order,
+    prepare,
+)
 from cdc_sources.common.envelope import dumps
 from cdc_sources.common.incremental_snapshot import emission_order
 from cdc_sources.spi import ChangeBlock
@@ -92,16 +99,16 @@ def test_rows_handed_over_while_rendering_are_waited_for_on_first_use_only() -> 
     rows = _rows(10)
     loads: list[int] = []
 
-    def load() -> tuple[Any, Any]:
+    def load() -> PreparedRows:
         loads.append(1)
-        return pa.array(list(rows), pa.string()), pa.array(list(rows.values()), pa.string())
+        return prepare(pa.array(list(rows), pa.string()), pa.array(list(rows.values()), pa.string()))
 
     arrow = ArrowChunkRows.later(load, 10)
     assert arrow and not loads  # bool: no wait (the driver asks it as soon as the chunk is read)
     assert len(arrow) == 10 and dict(arrow.items()) == rows and loads == [1]
     assert not ArrowChunkRows.later(load, 0) and loads == [1]
 
-    def fails() -> tuple[Any, Any]:
+    def fails() -> PreparedRows:
         raise ValueError("column x: rejected value")
 
     failing = ArrowChunkRows.later(fails, 3)
@@ -149,3 +156,19 @@ def test_no_rows_left_no_block() -> None:
     arrow = _arrow(_rows(3))
     arrow.clear()
     assert arrow_rows_block("my.d.t", arrow, SOURCE, ORDER, POSITION, None, None) is None
+
+
+def test_order_keys_made_when_asked_for_cut_a_block_at_a_mark_as_a_list_does() -> None:
+    last = [3, 9, 27, 81]
+    keys = PrefixedOrderKeys((5, 6), last)
+    assert list(keys) == [(5, 6, h) for h in last] and keys[-1] == (5, 6, 81)
+    assert list(keys[1:3]) == [(5, 6, 9), (5, 6, 27)] and all(type(v) is int for v in keys[0])
+    block = arrow_rows_block("my.d.t", _arrow(_rows(40)), SOURCE, ORDER, POSITION, None, None)
+    assert block is not None and isinstance(block.order_keys, PrefixedOrderKeys)
+    listed = ChangeBlock(block.topic, block.keys, block.values, "r", block.positions, ORDER, 0,
+                         order_keys=list(block.order_keys))
+    for mark in [(), (3, 77), (3, 77, 0), block.order_key(0), block.order_key(17), block.last_order_key, (3, 78)]:
+        cut, expected = block.after(mark), listed.after(mark)
+        assert (cut is None) == (expected is None), mark
+        if cut is not None and expected is not None:
+            assert _records(cut) == _records(expected) and list(cut.order_keys or []) == expected.order_keys
