@@ -15,6 +15,7 @@ import sys
 
 from cdc_sources.common.options import OptionSet, OptionSpec
 from cdc_sources.mysql.options import MARIADB_OPTIONS, MYSQL_OPTIONS
+from cdc_sources.oracle.options import ORACLE_OPTIONS
 from cdc_sources.postgres.options import POSTGRES_OPTIONS
 from cdc_sources.sqlserver.options import SQLSERVER_OPTIONS
 
@@ -94,7 +95,11 @@ def render() -> str:
              "\n## SQL Server (`connector: sqlserver`)\n",
              "What the connector captures so far: [sqlserver.md](sqlserver.md).\n",
              *_table(SQLSERVER_OPTIONS),
-             "\nOption families (any name matching the pattern):\n", *_families(SQLSERVER_OPTIONS)]
+             "\nOption families (any name matching the pattern):\n", *_families(SQLSERVER_OPTIONS),
+             "\n## Oracle (`connector: oracle`)\n",
+             "What the connector captures so far: [oracle.md](oracle.md).\n",
+             *_table(ORACLE_OPTIONS),
+             "\nOption families (any name matching the pattern):\n", *_families(ORACLE_OPTIONS)]
     return "\n".join(parts) + "\n"
 
 

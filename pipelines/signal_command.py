@@ -47,8 +47,8 @@ def add_signal_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     cmd.add_argument("--source", required=True, help="the source to signal")
     cmd.add_argument("action", choices=ACTIONS, help="what to ask for")
     cmd.add_argument("--tables", nargs="+", metavar="TABLE",
-                     help="schema.table names (SQL Server: database.schema.table; a part with a dot or space in "
-                          "double quotes); execute-snapshot, stop-snapshot")
+                     help="schema.table names (SQL Server and Oracle: database.schema.table; a part with a dot or "
+                          "space in double quotes); execute-snapshot, stop-snapshot")
     cmd.add_argument("--type", choices=[k.value for k in SnapshotKind], default="incremental",
                      help="the snapshot kind (default incremental)")
     cmd.add_argument("--filter", metavar="CONDITION",

@@ -45,11 +45,16 @@ class RunningSnapshot:
 
 
 def running_snapshots(offset: Mapping[str, Any] | None) -> tuple[RunningSnapshot, ...]:
-    """The snapshots ``offset`` says are under way (none, one, or a blocking one within an incremental one).
+    """The snapshots ``offset`` says are under way (none, one, or a blocking one within an incremental one;
+    for a source whose offset holds one per database, SQL Server's ``partitions``, those of each).
 
     Raises:
         ValueError: the offset's snapshot keys cannot be read.
     """
+    partitions = offset.get("partitions") if offset else None
+    if isinstance(partitions, list):
+        return tuple(s for entry in partitions if isinstance(entry, Mapping)
+                     for s in running_snapshots(entry.get("offset")))
     out: list[RunningSnapshot] = []
     try:
         inc = IncrementalState.from_offset(offset)

@@ -1,11 +1,20 @@
 """Reading bronze increments: only new rows, only the files that hold them.
 
 A bronze table only grows (append-only, ``seq`` strictly increasing), so an increment is a
-``seq`` range ``(after_seq, upto_seq]`` read from one pinned table version. The Delta log's
-per-file ``seq`` min/max statistics (read with delta-rs, no Spark job) give the range's upper
-bound and the files Spark will open; the Spark read filters on ``seq`` and Delta skips every
-other file. Without delta-rs access (e.g. a store it has no credentials for) the bound comes
-from a Spark aggregate and the file counts are unknown.
+``seq`` range ``(after_seq, upto_seq]``. The Delta log's per-file ``seq`` min/max statistics
+(read with delta-rs, no Spark job) give the range's upper bound and the files Spark will open;
+the Spark read filters on ``seq`` and Delta skips every other file. Without delta-rs access
+(e.g. a store it has no credentials for) the bound comes from a Spark aggregate and the file
+counts are unknown.
+
+The range is planned on one table version and read from the table's newest version, not from
+the planned one: the rows of a planned range are the same in every later version (capture only
+appends rows with higher ``seq``; compaction rewrites files with the same rows; retention deletes
+only rows every silver table has applied, at or below its ``after_seq``; a discarded snapshot
+attempt is never planned, since silver waits while a snapshot runs), and Sail cannot read a
+version older than the table's newest Delta checkpoint, which capture writes every 100 commits.
+The planned version is kept in the range (``version``, recorded in the progress) for
+``maintain``, whose VACUUM keeps every file of it and of later versions.
 """
 
 from __future__ import annotations
@@ -45,7 +54,7 @@ class BronzeFiles:
 
 @dataclass(frozen=True)
 class SeqRange:
-    """A bronze increment: rows with ``after_seq < seq <= upto_seq`` of table version ``version``.
+    """A bronze increment: rows with ``after_seq < seq <= upto_seq``, planned on table version ``version``.
 
     Attributes:
         files_read: data files whose ``seq`` range overlaps the increment (None if unknown).
@@ -122,9 +131,7 @@ def spark_range(spark: SparkSession, path: str, after_seq: int, *, upto_seq: int
 
 
 def read_range(spark: SparkSession, path: str, rng: SeqRange) -> DataFrame:
-    """The bronze rows of ``rng`` (Delta skips files outside it using their ``seq`` stats)."""
-    reader = spark.read.format("delta")
-    if rng.version is not None:
-        reader = reader.option("versionAsOf", rng.version)
+    """The bronze rows of ``rng``, from the table's newest version (see the module doc: the same
+    rows as in the planned version); Delta skips files outside the range by their ``seq`` stats."""
     seq = sf.col(COL_SEQ)
-    return reader.load(path).where((seq > rng.after_seq) & (seq <= rng.upto_seq))
+    return spark.read.format("delta").load(path).where((seq > rng.after_seq) & (seq <= rng.upto_seq))

@@ -3,7 +3,8 @@
 What Debezium does, and what is done here:
 
 1. The signal (signal table, file channel, or ``cdc-lakehouse signal --type blocking``) is acted
-   on at the next transaction boundary: streaming pauses at a `Checkpoint` (the pause point P).
+   on at the next transaction boundary: streaming pauses at a `Checkpoint` (the pause point P; a
+   connector may take only some checkpoints as pause points, `BlockingSource.pause_order_key`).
 2. The named captured tables are read whole, one after the other, with the snapshot codecs
    (rows rendered exactly as the initial snapshot renders them), ``op = r``, ``source.snapshot``
    ``first`` / ``first_in_data_collection`` / ``true`` / ``last_in_data_collection`` / ``last``.
@@ -203,8 +204,10 @@ class BlockingSource(Protocol):
         ``source.snapshot`` from ``markers``, ``position`` their position; a `SchemaVersion` first if needed."""
         ...
 
-    def pause_order_key(self, offset: Mapping[str, Any]) -> tuple[int, ...]:
-        """An order key above every record before the checkpoint at ``offset`` and below every record after it."""
+    def pause_order_key(self, offset: Mapping[str, Any]) -> tuple[int, ...] | None:
+        """An order key above every record before the checkpoint at ``offset`` and below every record after it;
+        None if streaming does not pause at this checkpoint (the snapshot waits for the next one: Oracle
+        pauses only at the end of a mining window, as Debezium's LogMiner source does)."""
         ...
 
 
@@ -225,6 +228,7 @@ class BlockingSnapshotter:
         self.interrupted = stored.interrupted if stored else None
         self.last = stored.last_order_key if stored else None
         self.requested: tuple[str, tuple[BlockingCollection, ...]] | None = None
+        self._held = 0  # transactions of checkpoints held back while a request waits for a pause point
         self.listener: SnapshotListener | None = None
         """Told of each snapshot's progress (`cdc_sources.spi.snapshot_progress`)."""
 
@@ -269,10 +273,17 @@ class BlockingSnapshotter:
         if self.requested is None:
             yield self._with_last(cp)
             return
-        (cid, collections), self.requested = self.requested, None
         base = connector_offset(cp.offset)
         where = base.to_dict()
         at = self.source.pause_order_key(where)
+        if at is None:
+            # not a pause point of this connector: the request waits for the next checkpoint, and this one
+            # is held back, so that no offset past the signal is stored before the snapshot's state is (a
+            # crash in between reads the signal again); its transactions count at the pause
+            self._held += cp.transactions
+            return
+        (cid, collections), self.requested = self.requested, None
+        held, self._held = self._held, 0
         # a snapshot paused at the same position as the last one (no change streamed in between) comes after it
         generation = self.last[-1] + 1 if self.last is not None and self.last[:-1] == at else 0
         st = BlockingState(cid, collections, (*at, generation), orjson.dumps(where).decode())
@@ -280,7 +291,7 @@ class BlockingSnapshotter:
         extras = dict(cp.offset.extras) if isinstance(cp.offset, OffsetWithExtras) else {}
         log.info("blocking snapshot %s: streaming paused to snapshot %s", cid, ", ".join(c.id for c in collections))
         yield Checkpoint(OffsetWithExtras(base, {**extras, **st.to_offset(), K_LAST: _json(st.order_key)}), idle=True,
-                         transactions=cp.transactions)
+                         transactions=cp.transactions + held)
         yield from self._read(st)
         yield Checkpoint(self._with_last(cp).offset, idle=True)
         log.info("blocking snapshot %s completed: streaming resumes", cid)

@@ -14,6 +14,18 @@ signals from the signal table's inserts (``source`` channel, in stream order) an
 3. when it reaches the close watermark the remaining rows are emitted there as ``op = r``
    events with ``source.snapshot = "incremental"``, and the next chunk is read.
 
+With ``incremental.snapshot.watermarking.strategy: insert_delete`` step 1 deletes the open
+watermark row instead of inserting a close one, and the stream takes a signal-table delete of a
+``<chunk>-open`` row as that chunk's close watermark (as Debezium does, under this strategy only:
+the id is read from the delete's before image, which holds the key whatever the table's replica
+identity or row image). The signal table then keeps no watermark rows. The chunk's key range,
+which the close row holds under ``insert_insert``, rides in the offset instead
+(`IncrementalState.window_range`): a restart re-reads the pending chunk over it and writes nothing
+to the signal table, as its open row was inserted and deleted before any checkpoint named the
+chunk. An open row left behind by a run that stopped between its insert and its delete (Debezium
+leaves it in the table for good) is taken as the open watermark of the same chunk read again (the
+chunk ids are the same after a restart), and deleted when that read is done.
+
 Exactly-once: the emitted rows take order keys following the close watermark's
 (``(*close, h)``, `emission_order`: ``h`` a hash of the row's key, so rows are emitted in hash
 order within a chunk, chunks in key order), and the snapshot's progress rides in every
@@ -53,9 +65,10 @@ from cdc_sources.common.incremental_state import (
     POSITION_START,
     IncrementalState,
     SnapshotCollection,
+    WindowRange,
     without_state,
 )
-from cdc_sources.common.signal_options import SignalSettings
+from cdc_sources.common.signal_options import SignalSettings, WatermarkStrategy
 from cdc_sources.common.signals import (
     CollectionName,
     ExecuteSnapshot,
@@ -88,8 +101,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Chunk", "ChunkSource", "IncrementalSnapshotter", "WatermarkLookup", "chunk_where", "emission_order",
-           "event_key", "keyless_id", "open_after_lookup", "read_signal_file"]
+__all__ = ["Chunk", "ChunkSource", "IncrementalSnapshotter", "WatermarkLookup", "chunk_where", "deleted_watermark",
+           "emission_order", "event_key", "keyless_id", "open_after_lookup", "read_signal_file"]
 
 _KEYLESS = "\0"
 
@@ -171,6 +184,10 @@ class ChunkSource(Protocol):
         (empty for a new window)."""
         ...
 
+    def delete_watermark(self, window_id: str) -> None:
+        """Delete ``<window_id>-open`` from the signal table (``insert_delete``: the window's close)."""
+        ...
+
     def read_events(self, c: SnapshotCollection, chunk: Chunk, order_key: tuple[int, ...],
                     position: str) -> list[StreamItem]:
         """The chunk's remaining rows as ``r`` events (``source.snapshot = "incremental"``) in
@@ -233,6 +250,19 @@ def emission_order(rows: Mapping[str | None, str]) -> list[tuple[int, str | None
         last = max(digest, last + 1)
         out.append((last, key, after))
     return out
+
+
+def deleted_watermark(value: str) -> Signal | None:
+    """The close watermark a signal-table delete stands for (``insert_delete``): the delete of
+    ``<chunk>-open``; None for the delete of any other row. ``value`` is the delete's envelope JSON
+    text; only the first column of its before image (``id``) is read, as the before image of a
+    PostgreSQL table without ``REPLICA IDENTITY FULL`` holds the key alone."""
+    before = orjson.loads(value).get("before") or {}
+    first = next(iter(before.values()), None)
+    if not isinstance(first, str) or not first.endswith("-open"):
+        return None
+    chunk_id = first[: -len("-open")]
+    return Signal(f"{chunk_id}-close", Watermark(False, chunk_id))
 
 
 def read_signal_file(path: str) -> list[tuple[int, str]]:
@@ -298,6 +328,8 @@ class IncrementalSnapshotter:
         self._aborted = False
         tbl = signals.table
         d = delimiter
+        # Debezium reads signal-table deletes only under insert_delete (a read-only snapshot has no such rows)
+        self._deletes_close = signals.watermarking is WatermarkStrategy.INSERT_DELETE and not read_only
         self.signal_topic = signal_topic if signal_topic is not None else \
             f"{prefix}{d}{tbl.parts[0]}{d}{tbl.parts[1]}" if tbl is not None and len(tbl.parts) == 2 else None
 
@@ -388,9 +420,9 @@ class IncrementalSnapshotter:
                     run = []
                 self._dedup_block(r)
                 yield r
-                if r.topic == self.signal_topic and r.op == "c":
+                if r.topic == self.signal_topic and (r.op == "c" or (r.op == "d" and self._deletes_close)):
                     for i in range(len(r)):
-                        self._source_signal(r.values[i].as_py(), r.order_key(i), str(r.positions[i]))
+                        self._source_signal(r.values[i].as_py(), r.order_key(i), str(r.positions[i]), r.op)
                         yield from self._drain()
                 continue
             run.append(r)
@@ -400,8 +432,9 @@ class IncrementalSnapshotter:
                     w.rows.clear()
                 else:
                     w.rows.pop(r.key, None)
-            if r.topic == self.signal_topic and r.op == "c" and r.value is not None:
-                self._source_signal(r.value, r.order_key, r.position)
+            if r.topic == self.signal_topic and (r.op == "c" or (r.op == "d" and self._deletes_close)) \
+                    and r.value is not None:
+                self._source_signal(r.value, r.order_key, r.position, r.op)
                 if self._out:
                     yield run
                     run = []
@@ -419,7 +452,12 @@ class IncrementalSnapshotter:
         for key in (block.keys.to_pylist() if block.keys is not None else [None] * len(block)):
             w.rows.pop(key, None)
 
-    def _source_signal(self, value: str, order_key: tuple[int, ...], position: str) -> None:
+    def _source_signal(self, value: str, order_key: tuple[int, ...], position: str, op: str = "c") -> None:
+        if op == "d":
+            closed = deleted_watermark(value)
+            if closed is not None:
+                self.apply(closed, order_key=order_key, position=position)
+            return
         after = orjson.loads(value).get("after") or {}
         fields = list(after.values())
         if len(fields) < 3:
@@ -546,7 +584,7 @@ class IncrementalSnapshotter:
         if current_stopped:
             self.window = None
             self.state = replace(self.state, collections=keep, last_key=None, max_key=None, window=None,
-                                 window_opened=False, table_start=None)
+                                 window_opened=False, table_start=None, window_range=None)
             if not keep:
                 self.state, self._aborted = None, True
             elif not self.state.paused:
@@ -565,7 +603,7 @@ class IncrementalSnapshotter:
         if w is None:
             return
         self._emit(w, order_key, position or "{}")
-        st = replace(st, window=None, window_opened=False, last_key=w.last_key)
+        st = replace(st, window=None, window_opened=False, last_key=w.last_key, window_range=None)
         self.window = None
         self._chunks += 1
         self._rows += len(w.rows)
@@ -642,6 +680,8 @@ class IncrementalSnapshotter:
             return False
         src = self.source
         chunk_id = self._chunk_id(st)
+        if self.signals.watermarking is WatermarkStrategy.INSERT_DELETE:
+            return self._read_chunk_deleting(st, key, chunk_id, resumed=resumed)
         present = src.open_watermark(chunk_id)
         known = _range(present.get(f"{chunk_id}-close"))
         if st.max_key is None:  # after the open watermark: a larger key is a row streamed after it
@@ -667,6 +707,41 @@ class IncrementalSnapshotter:
         if log.isEnabledFor(logging.DEBUG):  # len: a chunk's rows may still be rendering (`chunk_columns`)
             log.debug("incremental snapshot %s: chunk %s of %s: %d rows up to key %s", st.correlation_id, chunk_id,
                       c.id, len(chunk.rows), chunk.last_key)
+        return True
+
+    def _read_chunk_deleting(self, st: IncrementalState, key: Sequence[str], chunk_id: str, *,
+                             resumed: bool) -> bool:
+        """`_read_chunk` under ``insert_delete``: insert the open watermark, read the chunk, delete
+        the open watermark (the close); the chunk's range goes into the state. A chunk the offset
+        names with its range (a restart) is read over that range again, the signal table left as it
+        is: its watermarks are in the stream already."""
+        c = st.current
+        assert c is not None
+        src = self.source
+        if resumed and st.window == chunk_id and st.window_range is not None and st.max_key is not None:
+            r = st.window_range
+            chunk = replace(src.read_chunk(c, key, st.last_key, r.upto, None), last_key=r.upto, more=r.more)
+            self.window = _Window(chunk_id, c, chunk)
+            log.debug("incremental snapshot %s: chunk %s of %s read again: %d rows up to key %s", st.correlation_id,
+                      chunk_id, c.id, len(chunk.rows), list(r.upto))
+            return True
+        src.open_watermark(chunk_id)  # an open row left behind by a stopped run is this chunk's open watermark
+        if st.max_key is None:  # after the open watermark: a larger key is a row streamed after it
+            top = src.max_key(c, key)
+            if top is None:
+                log.info("incremental snapshot %s: %s has no rows to read", st.correlation_id, c.id)
+                src.delete_watermark(chunk_id)
+                return False
+            st = self.state = replace(st, max_key=top)
+        chunk = src.read_chunk(c, key, st.last_key, st.max_key, self.chunk_size)
+        src.delete_watermark(chunk_id)
+        if not chunk.rows:
+            return False
+        self.window = _Window(chunk_id, c, chunk)
+        self.state = replace(st, window=chunk_id, window_opened=st.window_opened if resumed else False,
+                             window_range=WindowRange(tuple(chunk.last_key or ()), chunk.more))
+        log.debug("incremental snapshot %s: chunk %s of %s: %d rows up to key %s", st.correlation_id, chunk_id,
+                  c.id, len(chunk.rows), chunk.last_key)
         return True
 
     def _emit(self, w: _Window, order_key: tuple[int, ...], position: str) -> None:

@@ -7,7 +7,9 @@ snapshot, with their additional condition and surrogate key), ``incremental_snap
 Here the keys are JSON lists of the key columns' text values (Debezium's are Java-serialised),
 and three more keys say which chunk's window is pending (``incremental_snapshot_window``,
 ``incremental_snapshot_window_opened``) and whether the snapshot is paused: a restart re-reads
-that chunk, the last completed one stays done.
+that chunk, the last completed one stays done. With the ``insert_delete`` watermarking strategy
+the pending chunk's key range is kept too (``incremental_snapshot_window_range``): no close row in
+the signal table holds it.
 
 Rows emitted by an incremental snapshot carry in their bronze ``position`` the snapshot's
 correlation id (`POSITION_ID`) and, on the rows of a table's last chunk, `POSITION_LAST`:
@@ -34,12 +36,14 @@ __all__ = [
     "K_WATERMARKS",
     "K_WINDOW",
     "K_WINDOW_OPENED",
+    "K_WINDOW_RANGE",
     "POSITION_ID",
     "POSITION_LAST",
     "POSITION_START",
     "ChunkWatermarks",
     "IncrementalState",
     "SnapshotCollection",
+    "WindowRange",
     "without_state",
 ]
 
@@ -53,6 +57,7 @@ K_WINDOW_OPENED = "incremental_snapshot_window_opened"
 K_PAUSED = "incremental_snapshot_paused"
 K_TABLE_START = POSITION_INCREMENTAL_START
 K_WATERMARKS = "incremental_snapshot_window_watermarks"
+K_WINDOW_RANGE = "incremental_snapshot_window_range"
 _C_ID = "incremental_snapshot_collections_id"
 _C_CONDITION = "incremental_snapshot_collections_additional_condition"
 _C_SURROGATE = "incremental_snapshot_collections_surrogate_key"
@@ -106,6 +111,27 @@ class ChunkWatermarks:
 
 
 @dataclass(frozen=True)
+class WindowRange:
+    """The key range of a chunk read under ``insert_delete`` (its open watermark deleted already).
+
+    Attributes:
+        upto: the chunking key of the chunk's last row (a restart reads the same range again).
+        more: whether rows were left after the chunk.
+    """
+
+    upto: tuple[str | None, ...]
+    more: bool
+
+    def to_text(self) -> str:
+        return orjson.dumps({"upto": list(self.upto), "more": self.more}).decode()
+
+    @classmethod
+    def from_text(cls, text: str) -> WindowRange:
+        d = orjson.loads(text)
+        return cls(tuple(d["upto"]), bool(d["more"]))
+
+
+@dataclass(frozen=True)
 class IncrementalState:
     """A running incremental snapshot (immutable: every change makes a new state).
 
@@ -121,6 +147,7 @@ class IncrementalState:
         table_start: the commit LSN of the watermark that opened the current table's first
             chunk (its max key is read after it), once the stream has passed it.
         watermarks: the pending chunk's watermarks and range in a read-only snapshot.
+        window_range: the pending chunk's range under ``insert_delete`` (None otherwise).
     """
 
     correlation_id: str
@@ -132,6 +159,7 @@ class IncrementalState:
     paused: bool = False
     table_start: int | None = None
     watermarks: ChunkWatermarks | None = None
+    window_range: WindowRange | None = None
 
     @property
     def current(self) -> SnapshotCollection | None:
@@ -140,7 +168,7 @@ class IncrementalState:
     def next_table(self) -> IncrementalState:
         """The state once the current table is done."""
         return replace(self, collections=self.collections[1:], last_key=None, max_key=None, window=None,
-                       window_opened=False, table_start=None, watermarks=None)
+                       window_opened=False, table_start=None, watermarks=None, window_range=None)
 
     def to_offset(self) -> dict[str, Any]:
         """The offset keys of this state."""
@@ -156,6 +184,7 @@ class IncrementalState:
             K_PAUSED: self.paused,
             K_TABLE_START: self.table_start,
             K_WATERMARKS: None if self.watermarks is None else self.watermarks.to_text(),
+            **({} if self.window_range is None else {K_WINDOW_RANGE: self.window_range.to_text()}),
         }
 
     @classmethod
@@ -172,7 +201,8 @@ class IncrementalState:
                    max_key=_key(offset.get(K_MAXIMUM_KEY)), window=offset.get(K_WINDOW) or None,
                    window_opened=bool(offset.get(K_WINDOW_OPENED)), paused=bool(offset.get(K_PAUSED)),
                    table_start=None if offset.get(K_TABLE_START) is None else int(offset[K_TABLE_START]),
-                   watermarks=ChunkWatermarks.from_text(offset[K_WATERMARKS]) if offset.get(K_WATERMARKS) else None)
+                   watermarks=ChunkWatermarks.from_text(offset[K_WATERMARKS]) if offset.get(K_WATERMARKS) else None,
+                   window_range=WindowRange.from_text(offset[K_WINDOW_RANGE]) if offset.get(K_WINDOW_RANGE) else None)
 
 
 def _key(text: Any) -> tuple[str | None, ...] | None:

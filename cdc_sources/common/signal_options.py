@@ -10,7 +10,8 @@ from typing import Any
 from cdc_sources.common.signals import CollectionName, parse_collection
 from cdc_sources.spi import ConfigProblem
 
-__all__ = ["SignalChannel", "SignalSettings", "signal_problems", "signal_settings"]
+__all__ = ["WATERMARKING_DOC", "SignalChannel", "SignalSettings", "WatermarkStrategy", "signal_problems",
+           "signal_settings"]
 
 
 class SignalChannel(StrEnum):
@@ -20,6 +21,23 @@ class SignalChannel(StrEnum):
     FILE = "file"
 
 
+WATERMARKING_DOC = ("insert_delete: each incremental snapshot chunk's open watermark row is deleted at its close "
+                    "instead of a close row inserted; no watermark row stays in the signal table")
+"""What ``incremental.snapshot.watermarking.strategy`` does (the options reference's note)."""
+
+
+class WatermarkStrategy(StrEnum):
+    """``incremental.snapshot.watermarking.strategy``: how a chunk's window is closed in the signal table.
+
+    ``insert_insert`` inserts a close row after the open row; ``insert_delete`` deletes the open
+    row instead (the signal table keeps no watermark rows), and the stream reads that delete as
+    the window's close.
+    """
+
+    INSERT_INSERT = "insert_insert"
+    INSERT_DELETE = "insert_delete"
+
+
 @dataclass(frozen=True)
 class SignalSettings:
     """Attributes:
@@ -27,12 +45,14 @@ class SignalSettings:
         channels: the enabled channels.
         file: the file channel's path.
         poll_interval_s: how often the file channel is read.
+        watermarking: how incremental snapshots mark a chunk's window in the signal table.
     """
 
     table: CollectionName | None
     channels: frozenset[SignalChannel]
     file: str
     poll_interval_s: float
+    watermarking: WatermarkStrategy = WatermarkStrategy.INSERT_INSERT
 
     @property
     def source_enabled(self) -> bool:
@@ -50,6 +70,10 @@ def _channels(raw: Mapping[str, Any]) -> list[str]:
     return [str(c).strip().lower() for c in items if str(c).strip()]
 
 
+def _strategy(raw: Mapping[str, Any]) -> str:
+    return str(raw.get("incremental.snapshot.watermarking.strategy") or "insert_insert").strip().lower()
+
+
 def signal_problems(raw: Mapping[str, Any], path: str) -> list[ConfigProblem]:
     """Every problem of the signal options given in ``raw`` (``path``: where the options are)."""
     problems = []
@@ -58,10 +82,12 @@ def signal_problems(raw: Mapping[str, Any], path: str) -> list[ConfigProblem]:
         if c not in known:
             problems.append(ConfigProblem(f"{path}.signal.enabled.channels",
                                           f"unsupported channel {c!r}; supported: source, file"))
-    strategy = str(raw.get("incremental.snapshot.watermarking.strategy") or "insert_insert").strip().lower()
-    if strategy == "insert_delete":
+    skipped = {p.strip().lower() for p in str(raw.get("skipped.operations") or "").split(",")}
+    if _strategy(raw) == WatermarkStrategy.INSERT_DELETE and "d" in skipped:
         problems.append(ConfigProblem(f"{path}.incremental.snapshot.watermarking.strategy",
-                                      "insert_delete is not supported yet; use insert_insert (the default)"))
+                                      "insert_delete closes each incremental snapshot chunk with a delete in the "
+                                      "signal table, and skipped.operations drops deletes: use insert_insert, or "
+                                      "take d out of skipped.operations"))
     table = raw.get("signal.data.collection")
     if table is not None:
         try:
@@ -83,4 +109,5 @@ def signal_settings(values: Mapping[str, Any]) -> SignalSettings:
         frozenset(SignalChannel(c) for c in _channels(values)),
         str(values.get("signal.file") or "file-signals.txt"),
         int(values.get("signal.poll.interval.ms") or 5000) / 1000,
+        WatermarkStrategy(_strategy(values)),
     )

@@ -273,6 +273,10 @@ class MySqlChunkSource:
             self.insert_watermark(window_id, opens=True)
         return present
 
+    def delete_watermark(self, window_id: str) -> None:
+        self.execute(f"DELETE FROM {self._signal_sql()} WHERE {_q(self._id_column())} = %s", (f"{window_id}-open",),
+                     where=f"deleting a watermark from signal table {self._signal_name()}")
+
     def watermarks_present(self, window_id: str) -> dict[str, str | None]:
         """The window's watermarks in the signal table: id -> data."""
         id_column = self._id_column()

@@ -39,6 +39,7 @@ from cdc_sources.common.options import (
     OptionSpec,
     PrefixSpec,
 )
+from cdc_sources.common.signal_options import WATERMARKING_DOC
 
 __all__ = [
     "BUILTIN_DATABASES",
@@ -201,7 +202,8 @@ def _specs(flavor: Flavor) -> list[OptionSpec]:
         S("incremental.snapshot.chunk.size", "1024", "int", minimum=1),
         NEW_TABLES_SPEC,
         S("incremental.snapshot.allow.schema.changes", "false", "bool"),
-        S("incremental.snapshot.watermarking.strategy", "insert_insert", "enum", ("insert_insert", "insert_delete")),
+        S("incremental.snapshot.watermarking.strategy", "insert_insert", "enum", ("insert_insert", "insert_delete"),
+          doc=WATERMARKING_DOC),
         S("read.only", "false", "bool", doc="nothing written to the source; incremental snapshots read-only "
           "(MariaDB: chunks in consistent snapshots; MySQL: none)"),
         # binlog reading and events

@@ -61,3 +61,10 @@ class OracleConnector:
         captured tables' structures, `cdc_sources.oracle.schema_changes`)."""
         connect = self.connect if self.connect is not None else partial(_thin_connect, self.config)
         return OracleCaptureSession(self.config, connect(), stored_offset, history, connect=connect)
+
+    def send_signal(self, signal_id: str, kind: str, data: str | None) -> str:
+        """See `cdc_sources.spi.operations.SignalSender`: the signal table's insert, or the signal file."""
+        from cdc_sources.oracle.signal_sender import send_signal
+
+        connect = self.connect if self.connect is not None else partial(_thin_connect, self.config)
+        return send_signal(self.config, connect, signal_id, kind, data)

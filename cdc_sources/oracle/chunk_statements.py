@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from cdc_sources.oracle.gateway import Statement, StatementKind, quote
 
-__all__ = ["chunk_select", "max_key_select", "signal_insert", "signal_read"]
+__all__ = ["chunk_select", "max_key_select", "signal_delete", "signal_insert", "signal_read"]
 
 
 def _table(owner: str, table: str) -> str:
@@ -76,6 +76,11 @@ def max_key_select(owner: str, table: str, key: Sequence[str], condition: str | 
 def signal_insert(owner: str, table: str) -> Statement:
     """One signal-table row (bind: id, type, data)."""
     return Statement(StatementKind.SIGNAL_INSERT, f"INSERT INTO {_table(owner, table)} VALUES (?, ?, ?)", 3)
+
+
+def signal_delete(owner: str, table: str, id_column: str) -> Statement:
+    """The signal-table row of one id, deleted (bind: the id)."""
+    return Statement(StatementKind.SIGNAL_DELETE, f"DELETE FROM {_table(owner, table)} WHERE {quote(id_column)} = ?", 1)
 
 
 def signal_read(owner: str, table: str, id_column: str) -> Statement:

@@ -68,7 +68,9 @@ class StatementKind(enum.Enum):
     CHUNK_SELECT = "chunk select"
     MAX_KEY = "max key"
     SIGNAL_INSERT = "signal insert"
+    SIGNAL_DELETE = "signal delete"
     SIGNAL_READ = "signal read"
+    BLOCKING_SELECT = "blocking snapshot select"
 
 
 _BIND = re.compile(r"""'[^']*'|"[^"]*"|\?""")

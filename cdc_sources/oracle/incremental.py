@@ -26,7 +26,7 @@ from cdc_sources.common.envelope import dumps, envelope_text
 from cdc_sources.common.incremental_snapshot import Chunk, Key, emission_order, event_key, keyless_id, open_after_lookup
 from cdc_sources.common.incremental_state import SnapshotCollection
 from cdc_sources.oracle import gateway as gw
-from cdc_sources.oracle.chunk_statements import chunk_select, max_key_select, signal_insert, signal_read
+from cdc_sources.oracle.chunk_statements import chunk_select, max_key_select, signal_delete, signal_insert, signal_read
 from cdc_sources.oracle.converters import OracleColumn, OracleType
 from cdc_sources.oracle.envelope import EventMaker, OracleTable
 from cdc_sources.oracle.snapshot_values import redo_value
@@ -174,6 +174,12 @@ class OracleChunkSource:
 
     def open_watermark(self, window_id: str) -> dict[str, str | None]:
         return open_after_lookup(self, window_id)
+
+    def delete_watermark(self, window_id: str) -> None:
+        owner, name = self._signal()
+        assert self.signal_id_column is not None
+        self.gateway().run(signal_delete(owner, name, self.signal_id_column), (f"{window_id}-open",))
+        self.gateway().commit()
 
     def watermarks_present(self, window_id: str) -> dict[str, str | None]:
         """The window's watermarks in the signal table: id -> data."""

@@ -15,6 +15,7 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
+from cdc_sources.common.blocking_snapshot import BlockingSnapshotter, StoredBlocking
 from cdc_sources.common.incremental_snapshot import IncrementalSnapshotter
 from cdc_sources.common.incremental_state import IncrementalState
 from cdc_sources.common.signal_options import SignalSettings
@@ -27,6 +28,7 @@ from cdc_sources.common.signals import (
     parse_collection,
 )
 from cdc_sources.oracle import gateway as gw
+from cdc_sources.oracle.blocking import OracleBlockingSource
 from cdc_sources.oracle.envelope import EventMaker, OracleTable
 from cdc_sources.oracle.incremental import OracleChunkSource
 from cdc_sources.oracle.source import OracleSourceInfo
@@ -83,12 +85,15 @@ class OracleSignals:
         fetch_size: rows fetched at a time.
         chunk_size: ``incremental.snapshot.chunk.size``.
         state: the snapshot stored in the offset, if one was running.
+        blocking: what the stored offset says of blocking snapshots.
+        pause_scn: the session's pause point now (`cdc_sources.oracle.blocking.OracleBlockingSource`).
     """
 
     def __init__(self, *, gateway: gw.OracleGateway, maker: EventMaker, source: OracleSourceInfo,
                  signals: SignalSettings, database: str, tables: Callable[[], Sequence[tuple[str, str]]],
                  connect: Callable[[], gw.Connection] | None, fetch_size: int, chunk_size: int,
-                 state: IncrementalState | None) -> None:
+                 state: IncrementalState | None, blocking: StoredBlocking,
+                 pause_scn: Callable[[], int | None]) -> None:
         self.hidden: set[str] = set()
         """Topics mined only for signals (the signal table, when the filters leave it out)."""
         table = signals.table
@@ -108,8 +113,13 @@ class OracleSignals:
         self._chunk_gateway: gw.OracleGateway | None = None
         self.chunks = OracleChunkSource(gateway=self._open, maker=maker, source=source,
                                         signal_table=signal_table, signal_id_column=id_column)
+        interrupted = blocking.interrupted
+        self.blocking = BlockingSnapshotter(
+            OracleBlockingSource(self.chunks, pause_scn, None if interrupted is None else interrupted.order_key[0]),
+            blocking)
         self.driver = OracleIncrementalSnapshotter(source=self.chunks, signals=signals, tables=tables,
-                                                   prefix=source.name, chunk_size=chunk_size, state=state)
+                                                   prefix=source.name, chunk_size=chunk_size, state=state,
+                                                   blocking=self.blocking)
         self.driver.database = database
 
     def _open(self) -> gw.OracleGateway:
@@ -120,8 +130,9 @@ class OracleSignals:
         return self._chunk_gateway
 
     def busy(self) -> bool:
-        """Whether a snapshot chunk awaits its watermarks (an ``--until-idle`` run keeps mining)."""
-        return self.driver.busy()
+        """Whether a snapshot chunk awaits its watermarks, or a blocking snapshot its pause (an ``--until-idle``
+        run keeps mining)."""
+        return self.driver.busy() or self.blocking.requested is not None
 
     def wrap(self, items: Iterator[StreamItem]) -> Iterator[StreamItem]:
         """The stream with signals applied and snapshot rows added, the hidden topics left out."""

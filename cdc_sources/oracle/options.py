@@ -35,6 +35,7 @@ from cdc_sources.common.options import (
     PrefixSpec,
     custom_mode_problems,
 )
+from cdc_sources.common.signal_options import WATERMARKING_DOC
 from cdc_sources.spi import ConfigProblem
 
 __all__ = [
@@ -131,7 +132,8 @@ def _specs() -> list[OptionSpec]:
         S("snapshot.mode.configuration.based.snapshot.on.data.error", "false", "bool"),
         S("retriable.restart.connector.wait.ms", "10000", "int", minimum=1),
         S("errors.max.retries", "-1", "int", minimum=-1),
-        S("incremental.snapshot.watermarking.strategy", "insert_insert", "enum", ("insert_delete", "insert_insert")),
+        S("incremental.snapshot.watermarking.strategy", "insert_insert", "enum", ("insert_insert", "insert_delete"),
+          doc=WATERMARKING_DOC),
         S("internal.log.position.check.enable", "true", "bool", inert=True),
         S("internal.advanced.metrics.enable", "false", "bool", inert=True),
         S("connection.validation.timeout.ms", "60000", "int", minimum=1, inert=True),

@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 import orjson
 
+from cdc_sources.common.blocking_snapshot import StoredBlocking
 from cdc_sources.common.envelope import dumps, envelope
 from cdc_sources.common.incremental_state import IncrementalState
 from cdc_sources.common.snapshot_plan import StoredState, plan_snapshot
@@ -74,6 +75,7 @@ from cdc_sources.spi import (
     StreamItem,
 )
 from cdc_sources.spi.errors import Fatal
+from cdc_sources.spi.snapshot_progress import SnapshotListener
 
 _SNAPSHOT_ATTEMPTS = 5
 _BAD_INPUT = (LogMinerRowError, RedoParseError, OracleValueError, OracleSchemaChangeError)
@@ -121,13 +123,21 @@ class OracleCaptureSession:
         select = self.query[len("SELECT "):self.query.index(" FROM V$LOGMNR_CONTENTS")]
         self._columns = tuple(c.strip() for c in select.split(","))
         self._announced: set[str] = set()
+        self._pause_scn: int | None = None
+        """Set while a checkpoint ending a mining window (or idle after one) is passed on: the SCN up to
+        which every transaction is handed out (where a blocking snapshot may pause, `cdc_sources.oracle.blocking`)."""
         values = config.options.values
         self.signals = OracleSignals(
             gateway=self.gateway, maker=self.maker, source=source, signals=oracle_signal_settings(values, db),
             database=db, tables=lambda: [(t.schema, t.name) for t in self.tables], connect=connect,
             fetch_size=config.fetch_size, chunk_size=int(values.get("incremental.snapshot.chunk.size") or 1024),
-            state=IncrementalState.from_offset(stored_offset))
+            state=IncrementalState.from_offset(stored_offset), blocking=StoredBlocking.from_offset(stored_offset),
+            pause_scn=lambda: self._pause_scn)
         self.signals.chunks.announced = self._announced
+
+    def report_snapshots(self, listener: SnapshotListener) -> None:
+        """Send signalled snapshots' progress to ``listener`` (`ReportsSnapshots`)."""
+        self.signals.driver.listen(listener)
 
     def _resumes(self) -> bool:
         """Whether this run continues from a stored offset with the recorded structures (not after
@@ -206,6 +216,7 @@ class OracleCaptureSession:
 
     def snapshot(self) -> Iterator[StreamItem]:
         self.signals.driver.state = None  # this snapshot reads every table anew: a stored incremental one is moot
+        self.signals.blocking.interrupted = None  # and so is an interrupted blocking one
         scn = self._snapshot_scn()
         pending = {str(x): int(s) for x, s in self.gateway.columns(gw.OPEN_TRANSACTIONS)[1]}
         start = min([*pending.values(), scn + 1]) - 1
@@ -263,7 +274,8 @@ class OracleCaptureSession:
         """The mined changes with signals applied and incremental snapshot rows added (`OracleSignals`)."""
         return self.signals.wrap(self._mine(until_idle=until_idle))
 
-    def _mine(self, *, until_idle: bool) -> Iterator[StreamItem]:
+    def _stream_start(self) -> Generator[StreamItem, None, OracleOffset]:
+        """The records of the start (the structures, when recorded now) and the offset mining starts from."""
         if self.offset is None or self.offset.scn is None:  # no_data without an offset: record the structures
             scn = self._scn()
             yield self._start_records(OracleOffset(scn=scn), scn, time.time_ns() // 1_000_000, "false")
@@ -277,6 +289,10 @@ class OracleCaptureSession:
                 yield self._start_records(offset, scn + 1, time.time_ns() // 1_000_000, "false")
         offset = replace(offset, snapshot=None, snapshot_completed=False, snapshot_pending_tx={})
         self.offset = offset
+        return offset
+
+    def _mine(self, *, until_idle: bool) -> Iterator[StreamItem]:
+        offset = yield from self._stream_start()
         assert offset.scn is not None
         low = offset.scn
         opts = self.config.mining
@@ -286,6 +302,7 @@ class OracleCaptureSession:
         while True:
             high = self._scn()
             if high <= low:
+                self._pause_scn = low  # nothing committed above it: everything at or below it is handed out
                 yield Checkpoint(offset, idle=True)
                 if until_idle and not self.signals.busy():
                     return
@@ -314,12 +331,14 @@ class OracleCaptureSession:
                             yield from (self._ddl(tx, offset, rank) if _is_ddl(tx)
                                         else self._transaction(tx, offset, rank))
                         self.offset = offset
+                        self._pause_scn = None  # inside a window: no pause here (commits may share its SCN)
                         yield Checkpoint(offset)
             finally:
                 self.gateway.call(gw.end_logmnr())
             low = high
             offset = replace(offset, scn=_restart(buffer, high + 1))
             self.offset = offset
+            self._pause_scn = high
             yield Checkpoint(offset)
 
     def _already_emitted(self, offset: OracleOffset, tx: CommittedTransaction) -> bool:

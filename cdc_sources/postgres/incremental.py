@@ -55,6 +55,7 @@ class PostgresChunkSource:
         self.source = source
         self.headers = headers
         self._signal_sql = _qualified(*signal_table) if signal_table else None
+        self._signal_id: str | None = None  # the signal table's id column, quoted
         self._codecs: dict[tuple[str, str], TableCodec] = {}
         self.announced: set[str] = set()
         """Topics whose `SchemaVersion` was emitted (shared with the blocking snapshot's source)."""
@@ -135,6 +136,13 @@ class PostgresChunkSource:
 
     def open_watermark(self, window_id: str) -> dict[str, str | None]:
         return open_after_lookup(self, window_id)
+
+    def delete_watermark(self, window_id: str) -> None:
+        if self._signal_id is None:  # the first column is the id (Debezium reads the columns by position)
+            with self.conn.cursor() as cur:
+                cur.execute(f"SELECT * FROM {self._signal_sql} LIMIT 0")
+                self._signal_id = _q(str(cur.description[0].name))
+        self.conn.execute(f"DELETE FROM {self._signal_sql} WHERE {self._signal_id} = %s", (f"{window_id}-open",))
 
     def watermarks_present(self, window_id: str) -> dict[str, str | None]:
         """The window's watermarks in the signal table: id -> data."""

@@ -11,6 +11,7 @@ from cdc_sources.common.options import (
     OptionSpec,
     PrefixSpec,
 )
+from cdc_sources.common.signal_options import WATERMARKING_DOC
 
 S = OptionSpec
 
@@ -88,7 +89,7 @@ POSTGRES_OPTIONS = OptionSet(
         S("incremental.snapshot.chunk.size", "1024", "int", minimum=1),
         NEW_TABLES_SPEC,
         S("incremental.snapshot.watermarking.strategy", "insert_insert", "enum",
-          ("insert_insert", "insert_delete")),
+          ("insert_insert", "insert_delete"), doc=WATERMARKING_DOC),
         S("read.only", "false", "bool"),
         # events, metadata, heartbeats
         S("provide.transaction.metadata", "false", "bool"),

@@ -24,6 +24,7 @@ from cdc_sources.common.blocking_snapshot import BlockingCollection, row_source
 __all__ = [
     "CATALOGUE",
     "ISOLATION",
+    "PARSED_TYPES",
     "Statement",
     "StatementKind",
     "blocking_select",
@@ -33,8 +34,10 @@ __all__ = [
     "keyset_parameters",
     "lock_table",
     "max_key_select",
+    "parse_default",
     "quote",
     "set_lock_timeout",
+    "signal_delete",
     "signal_insert",
     "signal_watermarks",
     "snapshot_select",
@@ -58,7 +61,8 @@ class StatementKind(Enum):
     CAPTURE_INSTANCES = "every capture instance (sys.sp_cdc_help_change_data_capture)"
     NEW_CHANGE_TABLES = "capture instances created in an LSN range"
     KEY_COLUMNS = "a capture instance's key columns"
-    TABLE_COLUMNS = "a source table's columns, types and nullability"
+    TABLE_COLUMNS = "a source table's columns, types, nullability and default constraints"
+    PARSE_DEFAULT = "a date/time column default's text read as the column's type (Debezium's PARSE)"
     CHANGES_FUNCTION = "a capture instance's changes in an LSN range, through its function"
     CHANGES_DIRECT = "a capture instance's changes in an LSN range, from its change table"
     SET_LOCK_TIMEOUT = "how long snapshot locks are waited for"
@@ -67,6 +71,7 @@ class StatementKind(Enum):
     CHUNK_SELECT = "an incremental snapshot's read of one chunk of a table, in key order"
     MAX_KEY_SELECT = "a table's largest key (where an incremental snapshot of it ends)"
     SIGNAL_INSERT = "a watermark row written to the signal table"
+    SIGNAL_DELETE = "a watermark row deleted from the signal table (insert_delete: a chunk's close)"
     SIGNAL_WATERMARKS = "a chunk's watermark rows read back from the signal table"
     BLOCKING_SELECT = "a blocking snapshot's read of a table (or of the signal's SELECT)"
 
@@ -108,8 +113,10 @@ CATALOGUE: Final = MappingProxyType({s.kind: s for s in (
     S(K.NEW_CHANGE_TABLES, "SELECT object_id, source_object_id, capture_instance, start_lsn, end_lsn "
                            "FROM cdc.change_tables WHERE start_lsn BETWEEN ? AND ?", 2),
     S(K.KEY_COLUMNS, "SELECT column_name FROM cdc.index_columns WHERE object_id = ? ORDER BY index_ordinal", 1),
-    S(K.TABLE_COLUMNS, "SELECT c.name, t.name, c.max_length, c.precision, c.scale, c.is_nullable, c.column_id "
+    S(K.TABLE_COLUMNS, "SELECT c.name, t.name, c.max_length, c.precision, c.scale, c.is_nullable, c.column_id, "
+                       "d.definition "
                        "FROM sys.columns AS c JOIN sys.types AS t ON c.user_type_id = t.user_type_id "
+                       "LEFT JOIN sys.default_constraints AS d ON d.object_id = c.default_object_id "
                        "WHERE c.object_id = OBJECT_ID(?) ORDER BY c.column_id", 1),
     S(K.CDC_ENABLED, "SELECT is_cdc_enabled FROM sys.databases WHERE name = ?", 1),
 )})
@@ -144,6 +151,18 @@ def changes_direct(capture_instance: str, columns: Sequence[str]) -> Statement:
     return S(K.CHANGES_DIRECT, f"SELECT {selected} FROM [cdc].{quote(capture_instance + '_CT')} "
                                "WHERE [__$start_lsn] >= ? AND [__$start_lsn] <= ? "
                                "ORDER BY [__$start_lsn], [__$seqval], [__$operation]", 2)
+
+
+PARSED_TYPES: Final = frozenset({"date", "time", "datetime", "datetime2", "smalldatetime", "datetimeoffset"})
+"""The types whose column defaults Debezium has the server read with ``PARSE``."""
+
+
+def parse_default(type_name: str) -> Statement:
+    """``SELECT PARSE(? AS <type>)``: a date/time default's text read as the column's type, as
+    Debezium's ``SqlServerDefaultValueConverter`` reads it (one of `PARSED_TYPES`)."""
+    if type_name not in PARSED_TYPES:
+        raise ValueError(f"Debezium does not read {type_name!r} defaults with PARSE")
+    return S(K.PARSE_DEFAULT, f"SELECT PARSE(? AS {type_name})", 1)
 
 
 def set_lock_timeout(milliseconds: int) -> Statement:
@@ -229,6 +248,11 @@ def max_key_select(schema: str, table: str, key: Sequence[str], condition: str |
 def signal_insert(schema: str, table: str) -> Statement:
     """A row ``(id, type, data)`` into the signal table (its first three columns, by position, as Debezium writes)."""
     return S(K.SIGNAL_INSERT, f"INSERT INTO {quote(schema)}.{quote(table)} VALUES (?, ?, ?)", 3)
+
+
+def signal_delete(schema: str, table: str, id_column: str) -> Statement:
+    """The signal table's row of one id, deleted (``insert_delete``: a chunk's open watermark at its close)."""
+    return S(K.SIGNAL_DELETE, f"DELETE FROM {quote(schema)}.{quote(table)} WHERE {quote(id_column)} = ?", 1)
 
 
 def signal_watermarks(schema: str, table: str, id_column: str, data_column: str) -> Statement:

@@ -24,7 +24,7 @@ column size (characters, not bytes: ``nvarchar(40)`` is 40; ``max`` types 214748
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -137,9 +137,17 @@ class ColumnPolicy:
         return cls(filter_, rules)
 
     def fields(self, instance: CaptureInstance, converters: dict[str, ColumnConverter | None],
-               metadata: dict[str, JdbcMetadata], nullable: dict[str, bool]) -> TableFields:
+               metadata: dict[str, JdbcMetadata], nullable: dict[str, bool],
+               defaults: Mapping[str, Any] | None = None) -> TableFields:
         """The instance's fields: converted columns only (Debezium leaves out the types it cannot
-        convert), value fields filtered and transformed, key fields as they are."""
+        convert), value fields filtered and transformed, key fields as they are.
+
+        ``defaults`` are the columns' schema defaults (`cdc_sources.sqlserver.defaults`; a column
+        without one is left out): each goes into the field schema, key and value, and a value
+        written as null is written as it, as Kafka's JsonConverter writes it
+        (``replace.null.with.default``). The default is the converted one, never truncated, masked or
+        hashed, as in Debezium."""
+        defaults = defaults or {}
         table = instance.table
         values: list[ValueField] = []
         for index, name in enumerate(instance.columns):
@@ -159,15 +167,29 @@ class ColumnPolicy:
             if self.propagation.propagates(table.schema, table.table, name, meta.type_name, catalog=table.database):
                 params.update(source_type_parameters(name, type_name=meta.type_name, length=meta.length,
                                                      scale=meta.scale))
-            schema = ks.complete(converter.schema, optional=nullable[name], field=name)
-            values.append(ValueField(name, index, convert, ks.with_parameters(schema, params)))
+            default = defaults.get(name, ks.NO_DEFAULT)
+            schema = ks.complete(converter.schema, optional=nullable[name], default=default, field=name, params=params)
+            values.append(ValueField(name, index, _or_default(convert, default), schema))
         keys: list[ValueField] = []
         for index, name in enumerate(instance.key_columns):
             converter = converters.get(name)
             if converter is not None:
-                keys.append(ValueField(name, index, converter.convert,
-                                       ks.complete(converter.schema, optional=False, field=name)))
+                default = defaults.get(name, ks.NO_DEFAULT)
+                keys.append(ValueField(name, index, _or_default(converter.convert, default),
+                                       ks.complete(converter.schema, optional=False, default=default, field=name)))
         return TableFields(tuple(values), tuple(keys))
+
+
+def _or_default(convert: Callable[[Any], Any], default: Any) -> Callable[[Any], Any]:
+    """``convert``, writing ``default`` for a null (JsonConverter's ``replace.null.with.default``)."""
+    if default is ks.NO_DEFAULT:
+        return convert
+
+    def apply(value: Any) -> Any:
+        out = convert(value)
+        return default if out is None else out
+
+    return apply
 
 
 def _then(convert: Callable[[Any], Any], transform: Callable[[Any], Any]) -> Callable[[Any], Any]:

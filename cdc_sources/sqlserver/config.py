@@ -22,7 +22,7 @@ from cdc_sources.common.signal_options import signal_problems
 from cdc_sources.spi import ConfigProblem
 from cdc_sources.spi.retry import RetryPolicy
 from cdc_sources.sqlserver.options import JDBC_PASS_THROUGH, REMOVED_OPTIONS, SNAPSHOT_MODE_ALIASES, SQLSERVER_OPTIONS
-from cdc_sources.sqlserver.signal_table import SignalTable, parse_signal_table
+from cdc_sources.sqlserver.signal_table import SignalTable, parse_signal_tables, signal_table_for
 
 __all__ = ["SQLSERVER_BUILTIN", "SqlServerConnectionSettings", "SqlServerSourceConfig", "build_sqlserver_config"]
 
@@ -78,7 +78,8 @@ class SqlServerSourceConfig:
         keys: ``message.key.columns``.
         warnings: things to log once at start-up (deprecated values, inert options).
         retry: how the capture retries after a retriable error (``errors.*`` options).
-        signal_table: ``signal.data.collection`` (`cdc_sources.sqlserver.signal_table`), or None.
+        signal_tables: ``signal.data.collection`` (`cdc_sources.sqlserver.signal_table`): none, or
+            at most one per database.
     """
 
     name: str
@@ -89,7 +90,16 @@ class SqlServerSourceConfig:
     keys: KeyColumns
     warnings: tuple[str, ...] = ()
     retry: RetryPolicy = field(default_factory=RetryPolicy)
-    signal_table: SignalTable | None = None
+    signal_tables: tuple[SignalTable, ...] = ()
+
+    @property
+    def signal_table(self) -> SignalTable | None:
+        """The signal table of a source capturing one database (None with several: see `signal_table_for`)."""
+        return self.signal_tables[0] if len(self.signal_tables) == 1 else None
+
+    def signal_table_for(self, database: str | None) -> SignalTable | None:
+        """The signal table of ``database`` (None: the source's one database), or None."""
+        return signal_table_for(self.signal_tables, database)
 
     def opt(self, name: str) -> Any:
         """An option's value (typed, default filled in)."""
@@ -140,12 +150,12 @@ def build_sqlserver_config(
     queue, batch = parsed.values.get("max.queue.size"), parsed.values.get("max.batch.size")
     if queue is not None and batch is not None and queue <= batch:
         problems.append(ConfigProblem(f"{opath}.max.queue.size", "must be greater than max.batch.size"))
-    signal, signal_table_problems = parse_signal_table(parsed.raw, settings.databases if settings else (), opath)
+    signals, signal_table_problems = parse_signal_tables(parsed.raw, settings.databases if settings else (), opath)
     problems.extend(signal_table_problems)
     problems.extend(p for p in signal_problems(parsed.raw, opath) if not p.path.endswith(".signal.data.collection"))
     tables, p1 = DataCollectionFilter.from_options(parsed.raw, container_lists=SCHEMA_LISTS,
                                                    builtin=SQLSERVER_BUILTIN,
-                                                   always_include=[(signal.schema, signal.table)] if signal else ())
+                                                   always_include=[(t.schema, t.table) for t in signals])
     columns, p2 = ColumnFilter.from_options(parsed.raw)
     keys, p3 = KeyColumns.from_options(parsed.raw)
     _, tagged = parse_column_rules(parsed.raw)
@@ -154,7 +164,7 @@ def build_sqlserver_config(
     problems.extend(retry_problems)
     if problems or settings is None:
         return None, problems
-    return SqlServerSourceConfig(prefix, settings, parsed, tables, columns, keys, tuple(warnings), retry, signal), []
+    return SqlServerSourceConfig(prefix, settings, parsed, tables, columns, keys, tuple(warnings), retry, signals), []
 
 
 def _choices(option: str) -> tuple[str, ...]:

@@ -13,6 +13,12 @@ presents them as one `cdc_sources.spi.CaptureSession`:
   ``database.names`` order; each database's checkpoints become checkpoints of the whole source
   with that database's offset replaced, so a bronze commit stores every database's offset and
   a restart resumes each database where its last commit left it.
+- **signals**: each database with a signal table (``signal.data.collection`` lists one per
+  database) runs its own signals and incremental snapshots over its own stream, and the
+  snapshot's progress rides in that database's offset, so a restart resumes each; the ``file``
+  channel is read here once and each signal handed to the databases it names
+  (`cdc_sources.sqlserver.database_signals`). An ``--until-idle`` run polls on while any
+  database's snapshot runs.
 
 Topics are the per-database ones of one database (``<topic.prefix>.<database>.<schema>.<table>``,
 ``source.db`` naming the database). The source-wide topics (schema changes ``<topic.prefix>``,
@@ -34,8 +40,19 @@ from typing import Any
 
 import orjson
 
-from cdc_sources.spi import HISTORY_TOPIC, ChangeRecord, Checkpoint, SnapshotPlan, SourceOffset, StreamItem
+from cdc_sources.common.signal_options import signal_settings
+from cdc_sources.spi import (
+    HISTORY_TOPIC,
+    ChangeRecord,
+    Checkpoint,
+    OffsetWithExtras,
+    SnapshotPlan,
+    SourceOffset,
+    StreamItem,
+)
+from cdc_sources.spi.snapshot_progress import SnapshotListener
 from cdc_sources.sqlserver.config import SqlServerSourceConfig
+from cdc_sources.sqlserver.database_signals import FileSignals, signal_databases
 from cdc_sources.sqlserver.offset import SqlServerOffset
 from cdc_sources.sqlserver.partitions import PartitionedOffset
 from cdc_sources.sqlserver.session import OffsetCarrier, SqlServerCaptureSession
@@ -64,6 +81,9 @@ class MultiDatabaseSession:
         self._sleep = sleep or threading.Event().wait
         self._plans: dict[str, SnapshotPlan] = {}
         self._current = self._order[0]
+        self._file = FileSignals(signal_settings(config.options.values))
+        for session in self.sessions.values():
+            session.file_signals = False  # read here, once for all databases
         d = str(config.opt("topic.delimiter"))
         self._shared = frozenset({config.name, HISTORY_TOPIC, f"{config.name}{d}{config.opt('topic.transaction')}",
                                   f"{config.opt('topic.heartbeat.prefix')}{d}{config.name}"})
@@ -88,31 +108,65 @@ class MultiDatabaseSession:
             self._current = db
             for item in self.sessions[db].snapshot():
                 if isinstance(item, Checkpoint):
-                    self._offset = self._offset.with_offset(db, _own(item.offset), self._order)
+                    self._offset = self._offset.with_offset(db, _own(item.offset)[0], self._order, {})
                     continue  # one checkpoint once every database is read (see the module doc)
                 yield from self._lanes(db, item)
         yield Checkpoint(self._offset)
 
     # -- streaming -------------------------------------------------------------------------
     def stream(self, *, until_idle: bool) -> Iterator[StreamItem]:
-        for db in self._order:
-            self._current = db
-            yield from self._partition_items(db, self.sessions[db].stream_start(), idle=False)
+        ends: dict[str, bool] = dict.fromkeys(self._order, False)
+
+        def ender(db: str) -> Callable[[], None]:
+            def end() -> None:
+                ends[db] = True
+            return end
+
+        streams = {db: self.sessions[db].rounds(ender(db)) for db in self._order}
         poll_s = int(self.config.opt("poll.interval.ms")) / 1000
+        first = True
         while True:
             for n, db in enumerate(self._order):
                 self._current = db
-                yield from self._partition_items(db, self.sessions[db].poll(), idle=n == len(self._order) - 1)
-            if until_idle:
+                ends[db] = False
+                yield from self._partition_items(db, self._round(streams[db], ends, db), idle=n == len(self._order) - 1)
+            self._dispatch_file_signals(force=first)
+            first = False
+            if until_idle and not any(s.busy() for s in self.sessions.values()):
                 return
             if self._sleep(poll_s):
                 return
+
+    @staticmethod
+    def _round(stream: Iterator[StreamItem], ends: Mapping[str, bool], db: str) -> Iterator[StreamItem]:
+        """``stream``'s items up to the checkpoint that ends its database's current poll."""
+        for item in stream:
+            yield item
+            if ends[db] and isinstance(item, Checkpoint):
+                return
+
+    def _dispatch_file_signals(self, *, force: bool) -> None:
+        """The ``file`` channel's new signals, each to the databases it is for (`database_signals`)."""
+        signalled = [db for db in self._order if self.sessions[db].incremental is not None]
+        if not signalled:
+            return
+        for signal in self._file.take(force=force):
+            for db in signal_databases(signal, signalled):
+                incremental = self.sessions[db].incremental
+                if incremental is not None:
+                    incremental.apply(signal, order_key=None, position=None)
+
+    def report_snapshots(self, listener: SnapshotListener) -> None:
+        """Send every database's signalled snapshots' progress to ``listener`` (`ReportsSnapshots`)."""
+        for session in self.sessions.values():
+            session.report_snapshots(listener)
 
     def _partition_items(self, db: str, items: Iterator[StreamItem], *, idle: bool) -> Iterator[StreamItem]:
         """A database's items, its checkpoints turned into the source's (idle only at the end of a round)."""
         for item in items:
             if isinstance(item, Checkpoint):
-                self._offset = self._offset.with_offset(db, _own(item.offset), self._order)
+                own, extras = _own(item.offset)
+                self._offset = self._offset.with_offset(db, own, self._order, extras)
                 yield Checkpoint(self._offset, idle=item.idle and idle)
             else:
                 yield from self._lanes(db, item)
@@ -139,10 +193,16 @@ class MultiDatabaseSession:
             session.close()
 
 
-def _own(offset: SourceOffset) -> SqlServerOffset:
+def _own(offset: SourceOffset) -> tuple[SqlServerOffset, Mapping[str, Any]]:
+    """A database session's checkpoint offset: its position, and the keys stored beside it (a
+    running signalled snapshot's progress)."""
+    extras: dict[str, Any] = {}
+    while isinstance(offset, OffsetWithExtras):
+        extras = {**offset.extras, **extras}
+        offset = offset.base
     if not isinstance(offset, OffsetCarrier):
         raise TypeError(f"not a SQL Server session's offset: {offset!r}")
-    return offset.offset
+    return offset.offset, extras
 
 
 def open_sessions(config: SqlServerSourceConfig, stored: Mapping[str, Any] | None,
@@ -154,8 +214,7 @@ def open_sessions(config: SqlServerSourceConfig, stored: Mapping[str, Any] | Non
     sessions: dict[str, SqlServerCaptureSession] = {}
     try:
         for db in databases:
-            own = offset.offsets.get(db)
-            sessions[db] = open_one(db, own.to_map() if own is not None else None)
+            sessions[db] = open_one(db, offset.offset_map(db))
     except BaseException:
         for session in sessions.values():
             session.close()

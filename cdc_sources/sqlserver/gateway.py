@@ -91,6 +91,8 @@ class ColumnInfo:
     scale: int
     nullable: bool
     position: int
+    default: str | None = None
+    """The default constraint's text (``((0))``, ``(N'abc')``, ``(getdate())``), None without one."""
 
 
 _LIST_ITEM = re.compile(r"\s*(?:\[((?:[^\]]|\]\])*)\]|([^,\[\]]+?))\s*(?:,|$)")
@@ -208,8 +210,16 @@ class Gateway:
 
     def table_columns(self, schema: str, table: str) -> tuple[ColumnInfo, ...]:
         name = f"{catalogue.quote(schema)}.{catalogue.quote(table)}"
-        return tuple(ColumnInfo(str(r[0]), str(r[1]), int(r[2]), int(r[3]), int(r[4]), _bool(r[5]), int(r[6]))
+        return tuple(ColumnInfo(str(r[0]), str(r[1]), int(r[2]), int(r[3]), int(r[4]), _bool(r[5]), int(r[6]),
+                                None if r[7] is None else str(r[7]))
                      for r in self._rows(CATALOGUE[StatementKind.TABLE_COLUMNS], name))
+
+    def parse_default(self, type_name: str, text: str) -> Any:
+        """``SELECT PARSE(text AS type_name)``: a date/time column default as the server reads it."""
+        rows = self._rows(catalogue.parse_default(type_name), text)
+        if len(rows) != 1 or len(rows[0]) != 1:
+            raise GatewayError(f"PARSE_DEFAULT returned {len(rows)} row(s), expected one value")
+        return rows[0][0]
 
     # --- changes ---------------------------------------------------------------------------
     def changes(self, instance: CaptureInstance, from_lsn: Lsn, to_lsn: Lsn, *,
@@ -273,6 +283,10 @@ class Gateway:
     def insert_signal(self, schema: str, table: str, row: tuple[str, str, str | None]) -> None:
         """One row ``(id, type, data)`` into the signal table (autocommit: committed at once)."""
         self._cursor(catalogue.signal_insert(schema, table), row).close()
+
+    def delete_signal(self, schema: str, table: str, id_column: str, signal_id: str) -> None:
+        """Delete the signal table's row ``signal_id`` (autocommit: committed at once)."""
+        self._cursor(catalogue.signal_delete(schema, table, id_column), (signal_id,)).close()
 
 
 _READS = frozenset({StatementKind.CHUNK_SELECT, StatementKind.MAX_KEY_SELECT, StatementKind.SIGNAL_WATERMARKS,

@@ -184,14 +184,23 @@ class SqlServerChunkSource:
     def open_watermark(self, window_id: str) -> dict[str, str | None]:
         return open_after_lookup(self, window_id)
 
+    def delete_watermark(self, window_id: str) -> None:
+        s = self.signal_table
+        self.gateway.delete_signal(s.schema, s.table, self._signal_id_data()[0], f"{window_id}-open")
+
     def watermarks_present(self, window_id: str) -> dict[str, str | None]:
         """The window's watermarks in the signal table: id -> data."""
+        s = self.signal_table
+        rows = self.gateway.rows(catalogue.signal_watermarks(s.schema, s.table, *self._signal_id_data()),
+                                 (f"{window_id}-open", f"{window_id}-close"))
+        return {str(r[0]): None if r[1] is None else str(r[1]) for r in rows}
+
+    def _signal_id_data(self) -> tuple[str, str]:
+        """The signal table's id and data columns (its first and third: Debezium reads them by position)."""
         s = self.signal_table
         if self._signal_columns is None:
             names = [col.name for col in self.gateway.table_columns(s.schema, s.table)]
             if len(names) < 3:
                 raise SourceError(f"signal table {s.text} needs the columns id, type, data; it has {names}")
             self._signal_columns = (names[0], names[2])
-        rows = self.gateway.rows(catalogue.signal_watermarks(s.schema, s.table, *self._signal_columns),
-                                 (f"{window_id}-open", f"{window_id}-close"))
-        return {str(r[0]): None if r[1] is None else str(r[1]) for r in rows}
+        return self._signal_columns

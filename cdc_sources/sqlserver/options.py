@@ -31,6 +31,7 @@ from cdc_sources.common.options import (
     OptionSpec,
     PrefixSpec,
 )
+from cdc_sources.common.signal_options import WATERMARKING_DOC
 
 __all__ = [
     "ISOLATION_MODES",
@@ -155,7 +156,8 @@ def _specs() -> list[OptionSpec]:
         S("incremental.snapshot.chunk.size", "1024", "int", minimum=1),
         S("incremental.snapshot.allow.schema.changes", "false", "bool"),
         S("incremental.snapshot.option.recompile", "false", "bool"),
-        S("incremental.snapshot.watermarking.strategy", "insert_insert", "enum", ("insert_insert", "insert_delete")),
+        S("incremental.snapshot.watermarking.strategy", "insert_insert", "enum", ("insert_insert", "insert_delete"),
+          doc=WATERMARKING_DOC),
         # streaming from the change tables
         S("data.query.mode", "direct", "enum", ("direct", "function"),
           doc="read the change tables directly or through cdc.fn_cdc_get_all_changes_<instance>"),

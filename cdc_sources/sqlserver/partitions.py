@@ -9,14 +9,16 @@ so a source with several databases stores them all in one map::
                      "offset": {"commit_lsn": "...", "change_lsn": "...", "event_serial_no": 1}},
                     ...]}
 
-each ``partition``/``offset`` pair being exactly what Debezium stores under that partition. A
-source with one database keeps storing the bare offset map, as before.
+each ``partition``/``offset`` pair being exactly what Debezium stores under that partition
+(with a signalled snapshot running in that database, its ``incremental_snapshot_*`` progress
+too, as Debezium keeps the incremental snapshot context in each partition's offset). A source
+with one database keeps storing the bare offset map, as before.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from cdc_sources.sqlserver.offset import OffsetError, SqlServerOffset
@@ -25,6 +27,7 @@ __all__ = ["PARTITIONS", "PartitionedOffset", "SqlServerPartition"]
 
 PARTITIONS = "partitions"
 """The key of the partition list in a several-database offset map."""
+_POSITION_KEYS = frozenset({"commit_lsn", "change_lsn", "event_serial_no", "snapshot", "snapshot_completed"})
 
 
 @dataclass(frozen=True)
@@ -46,22 +49,38 @@ class PartitionedOffset:
         server: ``topic.prefix``.
         offsets: per database (in ``database.names`` order), its offset; a database with no
             offset yet (nothing captured from it) is absent.
+        extras: per database, the keys its offset map holds beside the position (a running
+            signalled snapshot's progress, `cdc_sources.common.incremental_state`); absent when none.
     """
 
     server: str
     offsets: Mapping[str, SqlServerOffset]
+    extras: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def partition(self, database: str) -> SqlServerPartition:
         return SqlServerPartition(self.server, database)
 
-    def with_offset(self, database: str, offset: SqlServerOffset, order: Sequence[str]) -> PartitionedOffset:
-        """This offset with ``database``'s replaced (databases kept in ``order``)."""
+    def with_offset(self, database: str, offset: SqlServerOffset, order: Sequence[str],
+                    extras: Mapping[str, Any] | None = None) -> PartitionedOffset:
+        """This offset with ``database``'s replaced (databases kept in ``order``), and its extras
+        when given (None keeps them)."""
         merged = {**self.offsets, database: offset}
-        return PartitionedOffset(self.server, {d: merged[d] for d in order if d in merged})
+        kept = dict(self.extras)
+        if extras is not None:
+            kept.pop(database, None)
+            if extras:
+                kept[database] = dict(extras)
+        return PartitionedOffset(self.server, {d: merged[d] for d in order if d in merged},
+                                 {d: kept[d] for d in order if d in kept})
+
+    def offset_map(self, database: str) -> dict[str, Any] | None:
+        """The map stored for ``database`` (position and extras), None when it has none."""
+        offset = self.offsets.get(database)
+        return None if offset is None else {**offset.to_map(), **self.extras.get(database, {})}
 
     def to_dict(self) -> dict[str, Any]:
-        return {PARTITIONS: [{"partition": self.partition(d).to_map(), "offset": o.to_map()}
-                             for d, o in self.offsets.items()]}
+        return {PARTITIONS: [{"partition": self.partition(d).to_map(), "offset": self.offset_map(d)}
+                             for d in self.offsets]}
 
     @classmethod
     def load(cls, stored: Mapping[str, Any] | None, server: str, databases: Sequence[str]) -> PartitionedOffset:
@@ -83,6 +102,7 @@ class PartitionedOffset:
         if not isinstance(entries, list):
             raise OffsetError(f"stored SQL Server offset: {PARTITIONS} must be a list, got {entries!r}")
         found: dict[str, SqlServerOffset] = {}
+        extras: dict[str, dict[str, Any]] = {}
         for n, entry in enumerate(entries):
             partition = entry.get("partition") if isinstance(entry, Mapping) else None
             offset = entry.get("offset") if isinstance(entry, Mapping) else None
@@ -93,7 +113,11 @@ class PartitionedOffset:
             if partition.get("server") != server:
                 continue
             try:
-                found[partition["database"]] = SqlServerOffset.load(offset)
+                found[partition["database"]] = position = SqlServerOffset.load(offset)
             except OffsetError as exc:
                 raise OffsetError(f"{PARTITIONS}[{n}] (database {partition['database']}): {exc}") from None
-        return cls(server, {d: found[d] for d in databases if d in found})
+            rest = {k: v for k, v in offset.items() if k not in position.to_map() and k not in _POSITION_KEYS}
+            if rest:
+                extras[partition["database"]] = rest
+        return cls(server, {d: found[d] for d in databases if d in found},
+                   {d: extras[d] for d in databases if d in extras})

@@ -14,7 +14,8 @@ JDBC's ``getColumns`` has it (`cdc_sources.sqlserver.columns.jdbc_metadata`): ``
 ``position`` the column's place among the described columns (Debezium's table editor numbers
 them from 1, whatever their place in the source table), ``optional`` its nullability, and
 ``autoIncremented``/``generated`` false (Debezium's documented example has ``false`` even for an
-identity column). The column default is not read, so ``defaultValueExpression`` is null.
+identity column), ``defaultValueExpression`` the text of the column's default constraint
+(``((0))``, ``(getdate())``; null without one), as Debezium reads it from ``getColumns``.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class SchemaColumn:
     name: str
     metadata: JdbcMetadata
     optional: bool
+    default_expression: str | None = None
 
 
 def _quote(part: str) -> str:
@@ -113,6 +115,6 @@ def _column(column: SchemaColumn, position: int) -> dict[str, Any]:
         "autoIncremented": False,
         "generated": False,
         "comment": None,
-        "defaultValueExpression": None,
+        "defaultValueExpression": column.default_expression,
         "enumValues": None,
     }

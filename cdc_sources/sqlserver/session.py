@@ -51,7 +51,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC
 from typing import Any
 
@@ -61,7 +61,8 @@ from cdc_sources.common.blocking_snapshot import BlockingSnapshotter, StoredBloc
 from cdc_sources.common.envelope import dumps, envelope, envelope_schema_version, envelope_text
 from cdc_sources.common.incremental_snapshot import IncrementalSnapshotter
 from cdc_sources.common.incremental_state import IncrementalState
-from cdc_sources.common.signal_options import signal_settings
+from cdc_sources.common.signal_options import SignalChannel, signal_settings
+from cdc_sources.common.signals import CollectionName
 from cdc_sources.common.snapshot_plan import StoredState, plan_snapshot
 from cdc_sources.common.transactions import TransactionBlock, TransactionTracker
 from cdc_sources.spi import (
@@ -89,6 +90,7 @@ from cdc_sources.sqlserver.changes import (
 from cdc_sources.sqlserver.columns import ColumnPolicy, TableFields, jdbc_metadata
 from cdc_sources.sqlserver.config import SqlServerSourceConfig
 from cdc_sources.sqlserver.converters import ConverterSettings, SqlServerColumn, column_converter
+from cdc_sources.sqlserver.defaults import schema_default
 from cdc_sources.sqlserver.gateway import CaptureInstanceInfo, ColumnInfo, Gateway
 from cdc_sources.sqlserver.history import history_record, recorded_tables
 from cdc_sources.sqlserver.incremental import CapturedTable, SqlServerChunkSource
@@ -158,6 +160,9 @@ class SqlServerCaptureSession:
         self.incremental_state = IncrementalState.from_offset(stored_offset)
         self.blocking_stored = StoredBlocking.from_offset(stored_offset)
         self.incremental: IncrementalSnapshotter | None = None
+        self.file_signals = True
+        """Whether this session reads the ``file`` signal channel itself (a several-database
+        session reads it once for all its databases)."""
         self._open_gateway = open_gateway
         self._side: Gateway | None = None
         self._listener: SnapshotListener | None = None
@@ -215,9 +220,14 @@ class SqlServerCaptureSession:
         converters = {c: column_converter(_column(columns[c]), self.settings) for c in instance.columns}
         metadata = {c: jdbc_metadata(columns[c].type_name, columns[c].max_length, columns[c].precision,
                                      columns[c].scale) for c in instance.columns}
-        fields = self.columns.fields(instance, converters, metadata, {c: columns[c].nullable for c in instance.columns})
+        parse = self.gateway.parse_default
+        defaults = {c: schema_default(c, columns[c].type_name, columns[c].default, converter, parse)
+                    for c, converter in converters.items() if converter is not None}
+        fields = self.columns.fields(instance, converters, metadata, {c: columns[c].nullable for c in instance.columns},
+                                     defaults)
         topic = self._topic(instance.table)
-        described = tuple(SchemaColumn(c, metadata[c], columns[c].nullable) for c in instance.columns)
+        described = tuple(SchemaColumn(c, metadata[c], columns[c].nullable, columns[c].default)
+                          for c in instance.columns)
         return _Table(instance, topic, fields, self._version(topic, instance, fields), described, info.index_columns)
 
     @staticmethod
@@ -339,6 +349,31 @@ class SqlServerCaptureSession:
         else:
             yield from incremental.wrap(self._stream(until_idle=until_idle, busy=incremental.busy))
 
+    def rounds(self, round_end: Callable[[], None]) -> Iterator[StreamItem]:
+        """The stream without end for a caller that interleaves it with others' (several
+        databases): `stream_start`, then one `poll` after another, with signals and incremental
+        snapshots applied; ``round_end`` is called just before each poll's last (idle)
+        checkpoint is passed on, so the caller stops pulling once it comes out."""
+        incremental = self._incremental()
+
+        def polls() -> Iterator[StreamItem]:
+            yield from self.stream_start()
+            while True:
+                pending: StreamItem | None = None
+                for item in self.poll():
+                    if pending is not None:
+                        yield pending
+                    pending = item
+                round_end()
+                if pending is not None:
+                    yield pending
+
+        return polls() if incremental is None else incremental.wrap(polls())
+
+    def busy(self) -> bool:
+        """Whether a signalled snapshot is running (an ``--until-idle`` run waits for it)."""
+        return self.incremental is not None and self.incremental.busy()
+
     def _stream(self, *, until_idle: bool, busy: Callable[[], bool]) -> Iterator[StreamItem]:
         yield from self.stream_start()
         poll_s = int(self.config.opt("poll.interval.ms")) / 1000
@@ -358,7 +393,7 @@ class SqlServerCaptureSession:
 
     def _incremental(self) -> IncrementalSnapshotter | None:
         """Signals and incremental snapshots over the stream, when a signal table is set."""
-        signal_table = self.config.signal_table
+        signal_table = self.config.signal_table_for(self.database)
         if self.incremental is None and signal_table is not None:
             if self._side is None:
                 self._side = self._open_gateway() if self._open_gateway is not None else self.gateway
@@ -373,8 +408,12 @@ class SqlServerCaptureSession:
             d = str(self.config.opt("topic.delimiter"))
             source = SqlServerChunkSource(gateway=self._side, tables=self.snapshot_tables, name=self.config.name,
                                           database=self.database, signal_table=signal_table)
+            signals = replace(signal_settings(self.config.options.values), table=CollectionName(
+                signal_table.text, (signal_table.database, signal_table.schema, signal_table.table), True))
+            if not self.file_signals:  # read by the several-database session, once for all (see databases.py)
+                signals = replace(signals, channels=signals.channels - {SignalChannel.FILE})
             self.incremental = IncrementalSnapshotter(
-                source=source, signals=signal_settings(self.config.options.values),
+                source=source, signals=signals,
                 tables=lambda: list(self.snapshot_tables()), prefix=self.config.name, delimiter=d,
                 chunk_size=int(self.config.opt("incremental.snapshot.chunk.size")),
                 # a snapshot taken by this run read every table anew: an older incremental one is moot
@@ -389,7 +428,7 @@ class SqlServerCaptureSession:
     def snapshot_tables(self) -> dict[tuple[str, str], CapturedTable]:
         """The captured tables an incremental snapshot may read (not the signal table), each with
         its newest capture instance."""
-        signal = self.config.signal_table
+        signal = self.config.signal_table_for(self.database)
         out: dict[tuple[str, str], _Table] = {}
         for t in self.tables.values():
             name = (t.instance.table.schema, t.instance.table.table)

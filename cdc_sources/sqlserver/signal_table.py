@@ -1,14 +1,15 @@
-"""The SQL Server connector's signal table: ``signal.data.collection`` as ``<database>.<schema>.<table>``.
+"""The SQL Server connector's signal tables: ``signal.data.collection`` as ``<database>.<schema>.<table>``.
 
-As in Debezium, the signal table is a table of the captured database with change data capture
+As in Debezium, a signal table is a table of a captured database with change data capture
 enabled on it: signals (``execute-snapshot``, ``stop-snapshot``, ``pause-snapshot``, ...) and the
 incremental snapshot's watermarks reach the connector as its change rows, through the capture
 job, like any change. It is captured whatever ``table.include.list`` says.
 
-Signals and incremental snapshots are built for a source capturing one database: the signal
-table names that database. A source with several databases in ``database.names`` is refused
-when it names a signal table (each database has its own LSN sequence and offset, and the
-snapshot's progress would have to be kept per database): give each database a source of its own.
+With several databases in ``database.names`` the option is a comma-separated list with at most
+one signal table per database, as Debezium 3.6 reads it for its multi-partition connectors: each
+database is signalled through its own table, its incremental snapshots write their watermarks
+there and keep their progress in that database's offset. A database without a signal table
+takes no signals.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 from cdc_sources.common.signals import parse_collection
 from cdc_sources.spi import ConfigProblem
 
-__all__ = ["SignalTable", "parse_signal_table"]
+__all__ = ["SignalTable", "parse_signal_tables", "signal_table_for"]
 
 OPTION = "signal.data.collection"
 
@@ -38,28 +39,47 @@ class SignalTable:
         return f"{self.database}.{self.schema}.{self.table}"
 
 
-def parse_signal_table(raw: Mapping[str, Any], databases: Sequence[str],
-                       path: str) -> tuple[SignalTable | None, list[ConfigProblem]]:
-    """The signal table ``raw`` names (None when none), or the problems with it (``path``: the options' path)."""
+def signal_table_for(tables: Sequence[SignalTable], database: str | None) -> SignalTable | None:
+    """The signal table of ``database`` (case-insensitive, as SQL Server's names); with one
+    database (``database`` None) the only one."""
+    if database is None:
+        return tables[0] if len(tables) == 1 else None
+    return next((t for t in tables if t.database.lower() == database.lower()), None)
+
+
+def parse_signal_tables(raw: Mapping[str, Any], databases: Sequence[str],
+                        path: str) -> tuple[tuple[SignalTable, ...], list[ConfigProblem]]:
+    """The signal tables ``raw`` names (none when unset), or the problems with them (``path``: the options' path)."""
     text = raw.get(OPTION)
     if text is None or not str(text).strip():
-        return None, []
+        return (), []
     where = f"{path}.{OPTION}"
-    try:
-        name = parse_collection(str(text).strip())
-    except ValueError as exc:
-        return None, [ConfigProblem(where, str(exc))]
-    parts = name.parts if name.quoted else tuple(name.text.split("."))  # unquoted: every dot separates
-    if len(parts) != 3 or not all(parts):
-        return None, [ConfigProblem(where, f"must be <database>.<schema>.<table> (the table in one of "
-                                           f"database.names, with change data capture enabled), got {text!r}")]
-    database, schema, table = parts
     known = {d.lower(): d for d in databases}
-    if databases and database.lower() not in known:
-        return None, [ConfigProblem(where, f"names database {database!r}, which is not in database.names "
-                                           f"({', '.join(databases)})")]
-    if len(databases) > 1:
-        return None, [ConfigProblem(where, "signals and incremental snapshots are built for a source capturing one "
-                                           f"database, and database.names lists {len(databases)}: give the "
-                                           f"database {database} a source of its own to signal it")]
-    return SignalTable(known.get(database.lower(), database), schema, table), []
+    out: list[SignalTable] = []
+    problems: list[ConfigProblem] = []
+    for item in (i.strip() for i in str(text).split(",")):
+        if not item:
+            continue
+        try:
+            name = parse_collection(item)
+        except ValueError as exc:
+            problems.append(ConfigProblem(where, str(exc)))
+            continue
+        parts = name.parts if name.quoted else tuple(name.text.split("."))  # unquoted: every dot separates
+        if len(parts) != 3 or not all(parts):
+            problems.append(ConfigProblem(where, f"must be <database>.<schema>.<table> (the table in one of "
+                                                 f"database.names, with change data capture enabled), got {item!r}"))
+            continue
+        database, schema, table = parts
+        if databases and database.lower() not in known:
+            problems.append(ConfigProblem(where, f"names database {database!r}, which is not in database.names "
+                                                 f"({', '.join(databases)})"))
+            continue
+        if any(t.database.lower() == database.lower() for t in out):
+            problems.append(ConfigProblem(where, f"names two signal tables of database {database!r}: give each "
+                                                 "database at most one"))
+            continue
+        out.append(SignalTable(known.get(database.lower(), database), schema, table))
+    if len(out) > 1 and len(databases) <= 1:
+        problems.append(ConfigProblem(where, "names several signal tables, but the source captures one database"))
+    return (tuple(out), []) if not problems else ((), problems)

@@ -158,3 +158,43 @@ def test_incremental_snapshot_with_a_writer_killed_and_restarted(pg_db: str, tmp
     in_bronze = {orjson.loads(r["key"])["ID"] for r in read_topic(root, TOPIC) if r["key"]}
     assert silver == want, (sorted(set(silver) - set(want))[:5], sorted(set(want) - set(silver))[:5],
                             sorted({w[0] for w in want} - in_bronze)[:10])
+
+
+def test_insert_delete_closes_each_chunk_with_the_open_rows_delete(pg_db: str, tmp_path: Path) -> None:
+    """``incremental.snapshot.watermarking.strategy: insert_delete`` on the live fake: the LogMiner
+    DELETE of each chunk's open row closes its window while a writer changes rows; each key is read at
+    most once, every untouched row exactly once, and the signal table (read with psycopg) ends
+    without a watermark row. Engine-free, in-process."""
+    OracleWorkload(pg_db)
+    create_signal_table(pg_db)
+    _populate(pg_db)
+    root = str(tmp_path / "lake")
+    options = {**OPTIONS, "incremental.snapshot.watermarking.strategy": "insert_delete"}
+    capture(root, live_database(OracleWorkload(pg_db, create=False)), options, until_idle=True)  # streaming from here
+    _signal(pg_db, "idel-1", "execute-snapshot",
+            '{"data-collections": ["ORCLPDB1.INVENTORY.CUSTOMERS"], "type": "incremental"}')
+    writer = _Writer(pg_db, 60)
+    writer.start()
+    capture(root, live_database(OracleWorkload(pg_db, create=False)), options, until_idle=True)
+    writer.join(60)
+    assert writer.error is None, writer.error
+    capture(root, live_database(OracleWorkload(pg_db, create=False)), options, until_idle=True)
+
+    offsets = read_offsets(root, SOURCE)
+    assert "incremental_snapshot_collections" not in orjson.loads(offsets[-1]["offset"])
+    reads = Counter(_reads(root))
+    assert reads and max(reads.values()) == 1, [k for k, n in reads.items() if n > 1]
+    untouched = set(range(1, ROWS + 1)) - writer.touched
+    assert untouched and untouched <= set(reads), sorted(untouched - set(reads))
+    ops: Counter[tuple[str, str]] = Counter()
+    for r in read_topic(root, f"ora.INVENTORY.{SIGNAL}"):
+        v = orjson.loads(r["value"]) if r["value"] else None
+        if v is not None and v["op"] in ("c", "d"):
+            image = v["after"] if v["op"] == "c" else v["before"]
+            ops[v["op"], image["TYPE"]] += 1
+    assert ops["c", "snapshot-window-open"] >= ROWS // 20 - 3, ops
+    assert ops["d", "snapshot-window-open"] == ops["c", "snapshot-window-open"], ops
+    assert ops["c", "snapshot-window-close"] == 0, ops
+    with psycopg.connect(pg_db) as conn:  # the oracle: the signal table itself
+        left = [tuple(r) for r in conn.execute(f'SELECT "ID", "TYPE" FROM "{OWNER}"."{SIGNAL}"')]
+    assert left == [("idel-1", "execute-snapshot")], left

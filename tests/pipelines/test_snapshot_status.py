@@ -71,6 +71,10 @@ def test_running_snapshots_read_from_an_offset():
         RunningSnapshot(SnapshotKind.INCREMENTAL, "sig-1@55", ("public.a", "public.b"), False, ("7", "x"), ("90", "z")),
         RunningSnapshot(SnapshotKind.BLOCKING, "b-1@60", ("public.c",)))
     assert running_snapshots({"lsn": 1}) == () and running_snapshots(None) == ()
+    # a SQL Server source capturing several databases: each database's offset holds its own
+    several = {"partitions": [{"partition": {"server": "ms", "database": "a"}, "offset": {"commit_lsn": "NULL"}},
+                              {"partition": {"server": "ms", "database": "b"}, "offset": offset}]}
+    assert running_snapshots(several) == running_snapshots(offset)
     with pytest.raises(ValueError, match="snapshot progress cannot be read"):
         running_snapshots({"incremental_snapshot_collections": "[{"})
 

@@ -306,3 +306,62 @@ def test_blocking_snapshots_read_the_table_whole_or_filtered_between_transaction
     rows = read_topic(root, topic)
     assert seq_problems(rows) == []
     assert _fold(rows) == _source(emulator.dsn)
+
+
+def test_insert_delete_closes_each_chunk_with_the_open_rows_delete(emulator: SqlServerEmulator, tmp_path: Path) -> None:
+    """``incremental.snapshot.watermarking.strategy: insert_delete``: each chunk's open row is deleted
+    at its close, the delete row of the signal table's change table closes the window, and a writer
+    changing rows meanwhile leaves bronze folded equal to the source, each untouched row read once
+    and the signal table without a watermark row. Engine-free, in-process."""
+    from pipelines.capture import run_capture
+    from tests.support.sqlserver_emulator.capture import emulated
+
+    root = str(tmp_path / "lake")
+    database = dbname(emulator.dsn)
+    topic = f"{SOURCE}.{database}.dbo.items"
+    config = parse_pipeline(sqlserver_pipeline_text(
+        root, emulator.dsn, **{"signal.data.collection": f"{database}.dbo.dbz_signal",
+                               "incremental.snapshot.chunk.size": "20", "snapshot.mode": "no_data",
+                               "incremental.snapshot.watermarking.strategy": "insert_delete"}), env={})
+    agent = emulator.agent()
+    agent.sync()
+    with emulated(), agent.running(interval=0.05):
+        run_capture(config, until_idle=True)  # no data snapshot: streaming starts here
+    _signal(emulator.dsn, "id-1", "execute-snapshot", orjson.dumps({"data-collections": [f"{database}.dbo.items"]})
+            .decode())
+    writer = _Writer(emulator.dsn, 7)
+    stopper = threading.Timer(1.5, writer.stop.set)
+    writer.start()
+    stopper.start()
+    try:
+        with emulated(), agent.running(interval=0.05):
+            run_capture(config, until_idle=True)
+    finally:
+        writer.stop.set()
+        stopper.cancel()
+        writer.join()
+    assert writer.error is None, writer.error
+    agent.sync()
+    with emulated():
+        run_capture(config, until_idle=True)
+
+    assert not _snapshot_running(root)
+    rows = read_topic(root, topic)
+    reads = Counter(_incremental_reads(rows))
+    assert {k: n for k, n in reads.items() if n > 1} == {}, "a row's snapshot read twice"
+    untouched = set(range(1, ROWS + 1)) - writer.touched
+    assert writer.touched and len(untouched) > 50
+    assert {k for k in untouched if reads[k] != 1} == set(), "rows never read by the snapshot"
+    source, got = _source(emulator.dsn), _fold(rows)
+    assert {k: (got.get(k), source.get(k)) for k in got.keys() | source.keys() if got.get(k) != source.get(k)} == {}
+    signal_ops = Counter()
+    for r in read_topic(root, f"{SOURCE}.{database}.dbo.dbz_signal"):
+        v = orjson.loads(r["value"]) if r["value"] else None
+        if v is not None and v["op"] in ("c", "d"):
+            image = v["after"] if v["op"] == "c" else v["before"]
+            signal_ops[v["op"], image["type"]] += 1
+    opened = signal_ops["c", "snapshot-window-open"]
+    assert opened >= ROWS // 20 - 5 and signal_ops["d", "snapshot-window-open"] == opened, signal_ops
+    assert signal_ops["c", "snapshot-window-close"] == 0, signal_ops
+    with psycopg.connect(emulator.dsn) as conn:  # the oracle: the signal table itself
+        assert [tuple(r) for r in conn.execute("SELECT id, type FROM dbo.dbz_signal")] == [("id-1", "execute-snapshot")]

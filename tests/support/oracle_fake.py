@@ -17,7 +17,7 @@ primary keys), their rows as of any SCN (for ``AS OF SCN`` selects), the current
 - ``DBMS_LOGMNR.ADD_LOGFILE``/``START_LOGMNR``/``END_LOGMNR`` through ``callproc``;
 - with a `LiveBackend` (a database that changes while capture runs, `tests.support.oracle_live`):
   ``SELECT CURRENT_SCN`` first brings the contents up to date, and the incremental snapshot's
-  statements (chunk and largest-key selects, signal-table inserts and look-ups, recognised by
+  statements (chunk and largest-key selects, signal-table inserts, deletes and look-ups, recognised by
   their shape) run on the backend's tables.
 
 Anything else raises `FakeOracleError` naming the statement. Every statement served is kept in
@@ -219,6 +219,7 @@ _INCREMENTAL = (
                rf'(?:, {_QNAME}(?: DESC)?)*(?: FETCH FIRST \d+ ROWS ONLY)?', re.S),
     re.compile(rf"INSERT INTO {_QNAME}\.{_QNAME} VALUES \(:b1, :b2, :b3\)"),
     re.compile(rf"SELECT \* FROM {_QNAME}\.{_QNAME} WHERE {_QNAME} IN \(:b1, :b2\)"),
+    re.compile(rf"DELETE FROM {_QNAME}\.{_QNAME} WHERE {_QNAME} = :b1"),
 )
 """The incremental snapshot's statements (`cdc_sources.oracle.chunk_statements`), by shape."""
 
@@ -355,6 +356,8 @@ class FakeCursor:
         found = self._db.tables_at(scn).get((owner, table))
         if found is None:
             raise FakeOracleError(f'ORA-00942: table or view "{owner}"."{table}" does not exist')
+        if scn > self._db.current_scn and self._db.live is not None:
+            self._db.live.refresh(self._db)  # a live database's SCN is always ahead of what anyone read
         if scn > self._db.current_scn:
             raise FakeOracleError(f"ORA-08180: no snapshot found based on specified time (SCN {scn})")
         names = [c.name for c in found.columns]

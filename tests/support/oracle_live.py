@@ -13,8 +13,9 @@
   as psycopg's: a chunk reads the rows committed at that moment, and a watermark is a real
   insert that the decoding brings back at its commit.
 
-``python -m tests.support.oracle_live <dsn> <root> <options JSON> <seconds per mining query>``
-captures from it in a child process until killed (what the SIGKILL test kills).
+``python -m tests.support.oracle_live <dsn> <root> <options JSON> <seconds per mining query>
+[<seconds per flashback fetch>]`` captures from it in a child process until killed (what the SIGKILL
+tests kill). ``AS OF SCN`` selects read the decoded transactions committed at or below the SCN.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import psycopg
 from bronze.writer import BronzeWriter
 from cdc_sources.oracle.mining_query import MiningQuerySettings, mining_query
 from pipelines.coordinator import CaptureResult, Coordinator
+from pipelines.metrics import SourceMetrics
 from tests.support.oracle_capture import SOURCE, connector
 from tests.support.oracle_fake import FakeColumn, FakeOracleDatabase, FakeTable
 from tests.support.oracle_workload import OWNER, TABLES, OracleWorkload
@@ -75,6 +77,7 @@ class LiveRedo:
             hi, lo = str(row[0]).split("/")
             upto = (int(hi, 16) << 32) + int(lo, 16)
             transactions = self.workload.decode(peek_upto=upto)
+            self.workload.transactions = transactions  # what `rows_as_of` (flashback selects) reads
             # below L: a writer let go by the lock starts its transaction at L itself; and the last
             # commit (+1: a rolled-back transaction's injected ROLLBACK row) when below: the flush
             # marker each refresh writes moves L, and the database would never be idle
@@ -109,15 +112,16 @@ def live_database(workload: OracleWorkload) -> FakeOracleDatabase:
 
 
 def capture(root: str, db: FakeOracleDatabase, options: Mapping[str, Any], *, until_idle: bool,
-            stop: threading.Event | None = None) -> CaptureResult:
-    """One capture run (the coordinator and writer of ``pipelines.capture``), ``until_idle`` or until stopped."""
+            stop: threading.Event | None = None, metrics: SourceMetrics | None = None) -> CaptureResult:
+    """One capture run (the coordinator and writer of ``pipelines.capture``), ``until_idle`` or until stopped;
+    ``metrics``: what the coordinator reports to."""
     writer = BronzeWriter(root, SOURCE, None)
     try:
         stored = writer.recover()
         session = connector(db, options).open(stored.offset if stored else None, writer.read_history())
         try:
             return Coordinator(session, writer, stored, commit_interval_ms=50, commit_max_records=20,
-                               stop=stop).run(until_idle=until_idle)
+                               stop=stop, metrics=metrics).run(until_idle=until_idle)
         finally:
             session.close()
     finally:
@@ -127,4 +131,5 @@ def capture(root: str, db: FakeOracleDatabase, options: Mapping[str, Any], *, un
 if __name__ == "__main__":
     live = live_database(OracleWorkload(sys.argv[1], create=False))
     live.window_delay_s = float(sys.argv[4])
+    live.snapshot_fetch_delay_s = float(sys.argv[5]) if len(sys.argv) > 5 else 0.0
     capture(sys.argv[2], live, json.loads(sys.argv[3]), until_idle=False)

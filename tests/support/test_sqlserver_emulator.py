@@ -181,6 +181,11 @@ def test_every_catalogue_statement_has_an_emulator_form() -> None:
                   catalogue.set_lock_timeout(250).sql, catalogue.lock_table("dbo", "c").sql,
                   catalogue.snapshot_select("dbo", "c", ["id"]).sql]
     translated = [to_postgres(s) for s in statements]
+    parsed = {t: to_postgres(catalogue.parse_default(t).sql) for t in sorted(catalogue.PARSED_TYPES)}
+    assert parsed["datetimeoffset"] == "SELECT CAST(? AS TIMESTAMPTZ)"
+    assert parsed["datetime2"] == "SELECT CAST(? AS TIMESTAMP)"
+    assert "LEFT JOIN sys.default_constraints" in translated[list(catalogue.CATALOGUE).index(
+        catalogue.StatementKind.TABLE_COLUMNS)]
     assert translated[-5:] == [
         "SET lock_timeout = 0", "SET lock_timeout = 1", "SET lock_timeout = 250",
         'LOCK TABLE "dbo"."c" IN ACCESS EXCLUSIVE MODE', 'SELECT "id" FROM "dbo"."c"']

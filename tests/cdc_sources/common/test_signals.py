@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cdc_sources.common.signal_options import SignalChannel, signal_problems, signal_settings
+from cdc_sources.common.signal_options import SignalChannel, WatermarkStrategy, signal_problems, signal_settings
 from cdc_sources.common.signals import (
     AdditionalCondition,
     ExecuteSnapshot,
@@ -125,10 +125,23 @@ def test_signal_options_defaults_and_problems():
     s = signal_settings({"signal.enabled.channels": ("source",), "signal.data.collection": "public.dbz_signal"})
     assert s.source_enabled and not s.file_enabled and s.file == "file-signals.txt" and s.poll_interval_s == 5.0
     assert s.channels == {SignalChannel.SOURCE}
+    assert s.watermarking is WatermarkStrategy.INSERT_INSERT
     problems = signal_problems({"signal.enabled.channels": "source,kafka", "signal.data.collection": "nodot",
                                 "incremental.snapshot.watermarking.strategy": "insert_delete"}, "p")
     assert [(p.path, p.message) for p in problems] == [
         ("p.signal.enabled.channels", "unsupported channel 'kafka'; supported: source, file"),
-        ("p.incremental.snapshot.watermarking.strategy",
-         "insert_delete is not supported yet; use insert_insert (the default)"),
         ("p.signal.data.collection", "must be <schema>.<table>, got 'nodot'")]
+    assert signal_settings({"incremental.snapshot.watermarking.strategy": "insert_delete"}).watermarking \
+        is WatermarkStrategy.INSERT_DELETE
+
+
+def test_insert_delete_with_deletes_skipped_is_a_problem():
+    """insert_delete closes windows with deletes: skipping deletes would leave every window open."""
+    problems = signal_problems({"incremental.snapshot.watermarking.strategy": "insert_delete",
+                                "skipped.operations": "t, d"}, "p")
+    assert [p.path for p in problems] == ["p.incremental.snapshot.watermarking.strategy"]
+    assert "skipped.operations drops deletes" in problems[0].message
+    assert signal_problems({"incremental.snapshot.watermarking.strategy": "insert_insert",
+                            "skipped.operations": "d"}, "p") == []
+    assert signal_problems({"incremental.snapshot.watermarking.strategy": "insert_delete",
+                            "skipped.operations": "t"}, "p") == []

@@ -375,6 +375,11 @@ def test_signal_channel_and_watermarking_problems_are_reported_with_paths() -> N
     found = problems_of({"signal.enabled.channels": "source,kafka",
                          "incremental.snapshot.watermarking.strategy": "insert_delete"})
     assert "unsupported channel 'kafka'" in found["sources[0].options.signal.enabled.channels"]
-    assert "insert_delete is not supported" in found["sources[0].options.incremental.snapshot.watermarking.strategy"]
+    assert "sources[0].options.incremental.snapshot.watermarking.strategy" not in found
+    found = problems_of({"incremental.snapshot.watermarking.strategy": "insert_delete", "skipped.operations": "d"})
+    assert "skipped.operations drops deletes" in \
+        found["sources[0].options.incremental.snapshot.watermarking.strategy"]
+    assert ok({"incremental.snapshot.watermarking.strategy": "insert_delete"}).opt(
+        "incremental.snapshot.watermarking.strategy") == "insert_delete"
     assert ok({"signal.enabled.channels": "source,file", "signal.file": "/tmp/s.jsonl"}).opt("signal.file") == \
         "/tmp/s.jsonl"

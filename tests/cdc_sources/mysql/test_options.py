@@ -122,7 +122,6 @@ KNOWN_DIFFERENCES = {
        for name, minimum in STRICTER_MINIMUMS.items() for v in range(-2, minimum)},
     ("snapshot.locking.mode", "custom"): "needs a Java class: rejected",
     ("snapshot.query.mode", "custom"): "needs a Java class: rejected",
-    ("incremental.snapshot.watermarking.strategy", "insert_delete"): "not supported yet: rejected",
 }
 
 

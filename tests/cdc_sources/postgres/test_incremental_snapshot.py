@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from itertools import groupby
 
@@ -190,3 +191,104 @@ def test_a_keyless_table_chunked_by_its_surrogate_key_emits_every_row(pg_db, tmp
     rows = [r for r in bronze(root, "pg.public.nokey") if r["op"] == "r"]
     assert sorted(orjson.loads(r["value"])["after"]["n"] for r in rows) == list(range(1, 31))
     assert all(r["key"] is None for r in rows)
+
+
+def _signal_rows(pg_db: str) -> list[tuple[str, str]]:
+    with psycopg.connect(pg_db) as conn:
+        return sorted((str(r[0]), str(r[1])) for r in conn.execute("SELECT id, type FROM dbz_signal"))
+
+
+def test_insert_delete_restart_mid_snapshot_reads_the_pending_chunk_over_its_range(pg_db, tmp_path):
+    """insert_delete: the pending chunk's open row is gone when capture stops; the restart reads the
+    chunk over the range the offset holds and writes nothing to the signal table for it."""
+    root = str(tmp_path / "lake")
+    cfg = _started(pg_db, root, 400, **{"incremental.snapshot.chunk.size": "20",
+                                        "incremental.snapshot.watermarking.strategy": "insert_delete"})
+    signal(pg_db, "rd-1", "execute-snapshot", {"data-collections": ["public.items"]})
+    stop = threading.Event()
+
+    def stopper() -> None:
+        while not stop.is_set():
+            try:
+                if len(incremental_rows(root)) >= 60:
+                    stop.set()
+            except Exception:  # the table may not exist yet
+                pass
+            time.sleep(0.02)
+
+    t = threading.Thread(target=stopper, daemon=True)
+    t.start()
+    result = run_capture(cfg, until_idle=True, stop=stop)["pg"]
+    stop.set()
+    t.join()
+    assert result.stopped
+    state = last_offset(root)
+    assert state.get("incremental_snapshot_window"), "the stop missed a pending chunk"
+    assert orjson.loads(state["incremental_snapshot_window_range"])["more"] is True
+    assert _signal_rows(pg_db) == [("rd-1", "execute-snapshot")]  # no watermark row while a chunk is pending
+    before = _ids(root)
+    run_capture(cfg, until_idle=True)
+    ids = _ids(root)
+    assert set(before) <= set(ids) and sorted(ids) == list(range(1, 401))  # nothing read twice
+    assert _signal_rows(pg_db) == [("rd-1", "execute-snapshot")]
+    # the pending chunk's watermarks as the stream saw them: inserted and deleted once, by the first run
+    ops = Counter()
+    for r in bronze(root, "pg.public.dbz_signal"):
+        v = orjson.loads(r["value"]) if r["value"] else None
+        if v is not None and v["op"] in ("c", "d"):
+            ops[v["op"], (v["after"] if v["op"] == "c" else v["before"])["id"]] += 1
+    pending = state["incremental_snapshot_window"] + "-open"
+    assert (ops["c", pending], ops["d", pending]) == (1, 1)
+
+
+def test_insert_delete_an_open_row_left_by_a_failed_close_is_reused_and_deleted(pg_db, tmp_path):
+    """A run that fails between a chunk's open insert and its delete leaves the open row behind (as
+    Debezium does); the next run reads that chunk again under the same id, takes the row as its open
+    watermark and deletes it: every row read once, the signal table left without watermarks."""
+    root = str(tmp_path / "lake")
+    cfg = _started(pg_db, root, 100, **{"incremental.snapshot.chunk.size": "30",
+                                        "incremental.snapshot.watermarking.strategy": "insert_delete"})
+    with psycopg.connect(pg_db, autocommit=True) as conn:
+        conn.execute("CREATE TABLE fail_close (n int PRIMARY KEY)")
+        conn.execute("INSERT INTO fail_close VALUES (1)")
+        conn.execute("CREATE FUNCTION no_delete() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                     "IF EXISTS (SELECT 1 FROM fail_close) THEN RAISE EXCEPTION 'delete refused'; END IF; "
+                     "RETURN OLD; END $$")
+        conn.execute("CREATE TRIGGER no_delete BEFORE DELETE ON dbz_signal FOR EACH ROW EXECUTE FUNCTION no_delete()")
+    signal(pg_db, "fd-1", "execute-snapshot", {"data-collections": ["public.items"]})
+    with pytest.raises(Exception, match="delete refused"):
+        run_capture(cfg, until_idle=True)
+    left = _signal_rows(pg_db)
+    assert len(left) == 2 and left[1] == ("fd-1", "execute-snapshot") and left[0][0].endswith("-open"), left
+    with psycopg.connect(pg_db, autocommit=True) as conn:
+        conn.execute("DELETE FROM fail_close")
+    run_capture(cfg, until_idle=True)
+    assert sorted(_ids(root)) == list(range(1, 101))
+    assert _signal_rows(pg_db) == [("fd-1", "execute-snapshot")]
+    assert "incremental_snapshot_collections" not in last_offset(root)
+
+
+def test_insert_insert_takes_no_signal_table_delete_as_a_close(pg_db, tmp_path):
+    """Debezium reads signal-table deletes only under insert_delete: under insert_insert a chunk's
+    open row deleted at once (here by a trigger, in the open row's own transaction) closes nothing,
+    and each chunk's rows are written right after its close row."""
+    root = str(tmp_path / "lake")
+    cfg = _started(pg_db, root, 90, **{"incremental.snapshot.chunk.size": "30"})
+    with psycopg.connect(pg_db, autocommit=True) as conn:
+        conn.execute("CREATE FUNCTION drop_open() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                     "IF NEW.type = 'snapshot-window-open' THEN DELETE FROM dbz_signal WHERE id = NEW.id; END IF; "
+                     "RETURN NEW; END $$")
+        conn.execute("CREATE TRIGGER drop_open AFTER INSERT ON dbz_signal FOR EACH ROW EXECUTE FUNCTION drop_open()")
+    signal(pg_db, "ii-1", "execute-snapshot", {"data-collections": ["public.items"]})
+    run_capture(cfg, until_idle=True)
+    assert sorted(_ids(root)) == list(range(1, 91))
+    marks: dict[str, list[int]] = {"c": [], "d": []}
+    for r in bronze(root, "pg.public.dbz_signal"):
+        v = orjson.loads(r["value"]) if r["value"] else None
+        if v is not None and v["op"] == "d":
+            marks["d"].append(v["source"]["lsn"])
+        elif v is not None and v["op"] == "c" and v["after"]["type"] == "snapshot-window-close":
+            marks["c"].append(v["source"]["lsn"])
+    assert len(marks["d"]) >= 3, "the trigger deleted no open row: the test proves nothing"
+    chunks = {r["v"]["source"]["lsn"] for r in incremental_rows(root)}
+    assert chunks <= set(marks["c"]) and not chunks & set(marks["d"]), (chunks, marks)

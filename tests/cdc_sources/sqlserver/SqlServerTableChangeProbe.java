@@ -3,10 +3,12 @@
 //
 // Each input line is one JSON request, each output line "ANSWER " + one JSON answer:
 //   {"type": "CREATE"|"ALTER", "db", "schema", "table", "pk": [names],
-//    "columns": [{"name", "jdbcType", "typeName", "length" (or null), "scale" (or null), "position", "optional"}]}
+//    "columns": [{"name", "jdbcType", "typeName", "length" (or null), "scale" (or null), "position", "optional",
+//                 "default" (the default constraint's text, or null)}]}
 //       -> {"change": the ConnectTableChangeSerializer struct as the JSON converter writes it}
 // The columns are built as Debezium's SqlServerConnection builds them from getColumns (type name
-// and expression the type name, no charset, not auto-incremented, not generated, no default).
+// and expression the type name, no charset, not auto-incremented, not generated, COLUMN_DEF as
+// the default value expression).
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -50,6 +52,9 @@ public class SqlServerTableChangeProbe {
                 }
                 if (!c.get("scale").isNull()) {
                     column.scale(c.get("scale").asInt());
+                }
+                if (!c.get("default").isNull()) {
+                    column.defaultValueExpression(c.get("default").asText());
                 }
                 editor.addColumn(column.create());
             }

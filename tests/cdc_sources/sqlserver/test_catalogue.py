@@ -10,6 +10,7 @@ from sqlglot import exp
 from cdc_sources.sqlserver.catalogue import (
     CATALOGUE,
     ISOLATION,
+    PARSED_TYPES,
     Statement,
     StatementKind,
     blocking_select,
@@ -19,8 +20,10 @@ from cdc_sources.sqlserver.catalogue import (
     keyset_parameters,
     lock_table,
     max_key_select,
+    parse_default,
     quote,
     set_lock_timeout,
+    signal_delete,
     signal_insert,
     signal_watermarks,
     snapshot_select,
@@ -39,7 +42,8 @@ def parse_one(statement: Statement) -> exp.Expr:
 
 
 def built() -> list[Statement]:
-    out = [set_lock_timeout(-1), set_lock_timeout(0), set_lock_timeout(10000)]
+    out = [set_lock_timeout(-1), set_lock_timeout(0), set_lock_timeout(10000),
+           *(parse_default(t) for t in sorted(PARSED_TYPES))]
     for name in NAMES:
         out += [use_database(name), changes_function(f"dbo_{name}"), changes_direct(name, ["id", name]),
                 lock_table("dbo", name), snapshot_select(name, name, ["id", name]),
@@ -48,7 +52,8 @@ def built() -> list[Statement]:
                 chunk_select("dbo", name, ["id"], [name], ["decimal(9, 2)"], after=False, upto=True, condition=None,
                              limit=None),
                 max_key_select("dbo", name, ["id", name], None), max_key_select("dbo", name, [name], "id > 3"),
-                signal_insert("dbo", name), signal_watermarks("dbo", name, name, "data"),
+                signal_insert("dbo", name), signal_delete("dbo", name, name),
+                signal_watermarks("dbo", name, name, "data"),
                 blocking_select("dbo", name, ["id", name], None), blocking_select("dbo", name, ["id"], "[id] > 3"),
                 blocking_select("dbo", name, ["id"], "SELECT * FROM [dbo].[t] WHERE [id] > 3")]
     return out
@@ -109,3 +114,11 @@ def test_a_chunk_compares_a_composite_key_column_by_column() -> None:
 def test_a_chunk_refuses_a_key_type_that_is_not_a_type(bad: str) -> None:
     with pytest.raises(ValueError, match="not a SQL Server column type"):
         chunk_select("dbo", "t", ["a"], ["a"], [bad], after=True, upto=False, condition=None, limit=5)
+
+
+def test_only_date_and_time_defaults_are_parsed_on_the_server() -> None:
+    assert {"date", "time", "datetime", "datetime2", "smalldatetime", "datetimeoffset"} == PARSED_TYPES
+    with pytest.raises(ValueError, match="int"):
+        parse_default("int")
+    with pytest.raises(ValueError, match="does not read"):
+        parse_default("date); DROP TABLE t; --")

@@ -6,6 +6,7 @@ workload's own rows and what psycopg reads from the emulator's tables directly."
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator
 from decimal import Decimal
 
@@ -149,3 +150,19 @@ def test_column_lists_of_sp_cdc_help_change_data_capture() -> None:
     assert parse_column_list(None) == () == parse_column_list("")
     with pytest.raises(GatewayError, match="not a column list"):
         parse_column_list("[open")
+
+
+def test_column_defaults_as_sql_server_keeps_them(emulator: SqlServerEmulator, gateway: Gateway) -> None:
+    emulator.execute("CREATE TABLE dbo.defaults (id int PRIMARY KEY, qty int DEFAULT 0, neg bigint DEFAULT -3, "
+                     "price numeric(9, 2) DEFAULT 1.5, flag boolean DEFAULT true, "
+                     "name varchar(20) DEFAULT 'it''s', raw bytea DEFAULT '\\x0102', born date DEFAULT '2019-02-03', "
+                     "at timestamp(3) DEFAULT now(), plain int)")
+    columns = {c.name: c.default for c in gateway.table_columns("dbo", "defaults")}
+    assert columns == {"id": None, "qty": "((0))", "neg": "((-3))", "price": "((1.5))", "flag": "((1))",
+                       "name": "('it''s')", "raw": "(0x0102)", "born": "('2019-02-03')", "at": "(getdate())",
+                       "plain": None}
+    assert gateway.parse_default("date", "2019-02-03") == dt.date(2019, 2, 3)
+    assert gateway.parse_default("datetime2", "2019-01-01 00:00:00.123456") == dt.datetime(2019, 1, 1, 0, 0, 0, 123456)
+    assert gateway.parse_default("time", "12:34:56") == dt.time(12, 34, 56)
+    with pytest.raises(Exception, match="invalid input syntax"):
+        gateway.parse_default("date", "etdate(")

@@ -128,8 +128,6 @@ KNOWN_DIFFERENCES = {
        for name, minimum in STRICTER_MINIMUMS.items() for v in range(-2, minimum)},
     ("snapshot.mode", "custom"): "needs a Java class: rejected",
     ("snapshot.query.mode", "custom"): "needs a Java class: rejected",
-    ("incremental.snapshot.watermarking.strategy", "insert_delete"): "not built (as for PostgreSQL and MySQL): "
-                                                                     "rejected with a message",
 }
 
 
@@ -225,11 +223,29 @@ def test_the_signal_table_is_database_schema_table_of_the_captured_database() ->
     assert not config.tables.includes_table("dbo", "customers")
 
 
+def test_several_databases_take_one_signal_table_each() -> None:
+    config, problems = build_sqlserver_config(
+        name="shop", connection={"user": "cdc"},
+        options={**BASE, "database.names": "Sales,inventory,hr",
+                 "signal.data.collection": "inventory.dbo.dbz_signal, SALES.ops.\"my signal\""}, path="s")
+    assert problems == [] and config is not None
+    assert [(t.database, t.schema, t.table) for t in config.signal_tables] == [
+        ("inventory", "dbo", "dbz_signal"), ("Sales", "ops", "my signal")]
+    assert config.signal_table is None  # one per database: ask by database
+    assert config.signal_table_for("sales") == config.signal_tables[1]
+    assert config.signal_table_for("INVENTORY") == config.signal_tables[0]
+    assert config.signal_table_for("hr") is None  # takes no signals
+    assert config.tables.includes_table("dbo", "dbz_signal") and config.tables.includes_table("ops", "my signal")
+
+
 @pytest.mark.parametrize(("options", "message"), [
     ({"signal.data.collection": "dbo.dbz_signal"}, "must be <database>.<schema>.<table>"),
     ({"signal.data.collection": "other.dbo.dbz_signal"}, "names database 'other', which is not in database.names"),
-    ({"signal.data.collection": "a.dbo.dbz_signal", "database.names": "a,b"},
-     "built for a source capturing one database, and database.names lists 2"),
+    ({"signal.data.collection": "a.dbo.s1,A.dbo.s2", "database.names": "a,b"},
+     "names two signal tables of database 'A': give each database at most one"),
+    ({"signal.data.collection": "a.dbo.s1,c.dbo.s2", "database.names": "a,b"},
+     "names database 'c', which is not in database.names (a, b)"),
+    ({"signal.data.collection": "inventory.dbo.s1,inventory.x.s2"}, "names two signal tables of database"),
     ({"signal.data.collection": "inventory.dbo.s", "signal.enabled.channels": "source,kafka"},
      "unsupported channel 'kafka'"),
 ])

@@ -47,3 +47,20 @@ def test_a_one_database_offset_or_a_bad_partition_is_refused_by_name() -> None:
     with pytest.raises(OffsetError, match=r"partitions\[0\] \(database a\): stored SQL Server offset: not a SQL"):
         PartitionedOffset.load({"partitions": [{"partition": {"server": "ms", "database": "a"},
                                                 "offset": {"commit_lsn": "x"}}]}, "ms", ["a", "b"])
+
+
+def test_a_running_signalled_snapshot_is_kept_in_its_databases_offset() -> None:
+    """Debezium keeps the incremental snapshot context in each partition's offset: here too, and
+    a database's progress survives another database's checkpoints and a reload."""
+    progress = {"incremental_snapshot_collections": '[{"incremental_snapshot_collections_id": "a.dbo.t"}]',
+                "incremental_snapshot_primary_key": "aced", "incremental_snapshot_maximum_key": "aced"}
+    offset = PartitionedOffset("ms", {}).with_offset("a", A, ["a", "b"], progress).with_offset("b", B, ["a", "b"], {})
+    assert offset.offset_map("a") == {**A.to_map(), **progress} and offset.offset_map("b") == B.to_map()
+    assert offset.with_offset("b", A, ["a", "b"], None).extras == {"a": progress}  # None keeps
+    stored = offset.to_dict()
+    assert stored["partitions"][0]["offset"] == {**A.to_map(), **progress}
+    assert stored["partitions"][1]["offset"] == B.to_map()
+    loaded = PartitionedOffset.load(stored, "ms", ["a", "b"])
+    assert loaded == offset
+    done = loaded.with_offset("a", A, ["a", "b"], {})  # the snapshot finished: its keys go
+    assert done.offset_map("a") == A.to_map() and done.extras == {}

@@ -18,9 +18,9 @@ from tests.cdc_sources.sqlserver.java_probe import run_json
 
 COLUMNS = [
     SchemaColumn("id", jdbc_metadata("int", 4, 10, 0), False),
-    SchemaColumn("first name", jdbc_metadata("nvarchar", 510, 0, 0), True),
-    SchemaColumn("price", jdbc_metadata("decimal", 9, 12, 3), True),
-    SchemaColumn("at", jdbc_metadata("datetime2", 8, 27, 7), True),
+    SchemaColumn("first name", jdbc_metadata("nvarchar", 510, 0, 0), True, "(N'it''s')"),
+    SchemaColumn("price", jdbc_metadata("decimal", 9, 12, 3), True, "((1.5))"),
+    SchemaColumn("at", jdbc_metadata("datetime2", 8, 27, 7), True, "(getdate())"),
     SchemaColumn("doc", jdbc_metadata("xml", -1, 0, 0), True),
     SchemaColumn("guid", jdbc_metadata("uniqueidentifier", 16, 0, 0), False),
 ]
@@ -34,7 +34,7 @@ def _request(kind: SchemaChangeType, table: str) -> dict[str, Any]:
     return {"type": kind.value, "db": "testDB", "schema": "dbo", "table": table, "pk": ["id", "guid"],
             "columns": [{"name": c.name, "jdbcType": jdbc_type_code(c.metadata.type_name),
                          "typeName": c.metadata.type_name, "length": c.metadata.length, "scale": c.metadata.scale,
-                         "position": p, "optional": c.optional}
+                         "position": p, "optional": c.optional, "default": c.default_expression}
                         for p, c in zip(SOURCE_POSITIONS, COLUMNS, strict=True)]}
 
 

@@ -81,9 +81,42 @@ SELECT a.attrelid::bigint::int AS object_id, a.attname::text AS name, a.attnum::
              WHEN t.typname IN ('time', 'timestamp', 'timestamptz') THEN
                CASE WHEN a.atttypmod >= 0 THEN a.atttypmod ELSE 6 END
              ELSE 0 END)::smallint AS scale,
-       NOT a.attnotnull AS is_nullable
+       NOT a.attnotnull AS is_nullable,
+       coalesce((SELECT d.oid::bigint::int FROM pg_attrdef AS d
+                 WHERE d.adrelid = a.attrelid AND d.adnum = a.attnum AND a.attgenerated = ''), 0) AS default_object_id
 FROM pg_attribute AS a JOIN pg_type AS t ON t.oid = a.atttypid
 WHERE a.attnum > 0 AND NOT a.attisdropped;
+
+-- A column DEFAULT as SQL Server stores its default constraint's text: numbers ((0)), ((-1.5));
+-- bool ((1))/((0)); strings, dates and uuids ('abc') (quotes kept doubled); bytea (0x0102);
+-- NULL (NULL); now()/CURRENT_TIMESTAMP (getdate()); gen_random_uuid() (newid()); any other
+-- expression as PostgreSQL prints it, in parentheses.
+CREATE FUNCTION sys.default_definition(expr text, typname text) RETURNS text LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE lit text;
+BEGIN
+  IF expr IS NULL THEN RETURN NULL; END IF;
+  IF expr ~* '^NULL(::.*)?$' THEN RETURN '(NULL)'; END IF;
+  IF expr ~* '^(now\(\)|CURRENT_TIMESTAMP|LOCALTIMESTAMP)' THEN RETURN '(getdate())'; END IF;
+  IF expr = 'gen_random_uuid()' THEN RETURN '(newid())'; END IF;
+  IF expr ~ '^''' THEN
+    lit := substring(expr from '^''((?:[^'']|'''')*)''');
+  ELSIF expr ~ '^\(?-?[0-9.]+(e[+-]?[0-9]+)?\)?$' OR expr IN ('true', 'false') THEN
+    lit := btrim(expr, '()');
+  ELSE
+    RETURN '(' || expr || ')';
+  END IF;
+  IF typname IN ('int2', 'int4', 'int8', 'numeric', 'float4', 'float8') THEN RETURN '((' || lit || '))'; END IF;
+  IF typname = 'bool' THEN RETURN CASE WHEN lit IN ('true', 't', '1') THEN '((1))' ELSE '((0))' END; END IF;
+  IF typname = 'bytea' THEN RETURN '(0x' || substr(lit, 3) || ')'; END IF;
+  RETURN '(''' || lit || ''')';
+END $$;
+
+CREATE VIEW sys.default_constraints AS
+SELECT d.oid::bigint::int AS object_id, d.adrelid::bigint::int AS parent_object_id, d.adnum::int AS parent_column_id,
+       sys.default_definition(pg_get_expr(d.adbin, d.adrelid), t.typname::text) AS definition
+FROM pg_attrdef AS d
+JOIN pg_attribute AS a ON a.attrelid = d.adrelid AND a.attnum = d.adnum AND a.attgenerated = ''
+JOIN pg_type AS t ON t.oid = a.atttypid;
 
 -- USE [db]: the emulator serves one database per connection; another name is SQL Server's error 911.
 CREATE FUNCTION sys.use_database(name text) RETURNS int LANGUAGE plpgsql AS $$

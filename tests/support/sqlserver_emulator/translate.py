@@ -11,6 +11,8 @@ T-SQL to PostgreSQL; what has no PostgreSQL form is rewritten onto the emulator'
   Server's 0, fail at once, is 1 ms);
 - ``SELECT TOP(0) * FROM t WITH (TABLOCKX)`` -> ``LOCK TABLE t IN ACCESS EXCLUSIVE MODE``;
 - ``@@VERSION`` -> ``sys.version()``; ``0x..`` literals -> ``bytea``;
+- ``PARSE(? AS <date/time type>)`` -> ``CAST(? AS <PostgreSQL type>)`` (``datetime``,
+  ``datetime2`` and ``smalldatetime`` as ``timestamp``, ``datetimeoffset`` as ``timestamptz``);
 - ``?`` parameters stay ``?`` (the ODBC driver binds them) and function names keep their case.
 """
 
@@ -31,7 +33,16 @@ class _Postgres(Postgres):
         TRANSFORMS = {**Postgres.Generator.TRANSFORMS, exp.Placeholder: lambda self, e: "?"}
 
 
+_PARSED = {"date": "date", "time": "time", "datetime": "timestamp", "datetime2": "timestamp",
+           "smalldatetime": "timestamp", "datetimeoffset": "timestamptz"}
+
+
 def _rewrite(node: exp.Expression) -> exp.Expression:
+    if isinstance(node, exp.Anonymous) and str(node.this).upper() == "PARSE":
+        (alias,) = node.expressions
+        if not isinstance(alias, exp.Alias) or alias.alias.lower() not in _PARSED:
+            raise TranslationError(f"the emulator has no PARSE for {node.sql(dialect='tsql')!r}")
+        return exp.cast(alias.this, exp.DataType.build(_PARSED[alias.alias.lower()], dialect="postgres"))
     if isinstance(node, exp.Parameter) and node.sql(dialect="tsql").upper() == "@@VERSION":
         return exp.Anonymous(this="sys.version")
     if isinstance(node, exp.HexString):
