@@ -722,8 +722,9 @@ class IncrementalSnapshotter:
             r = st.window_range
             chunk = replace(src.read_chunk(c, key, st.last_key, r.upto, None), last_key=r.upto, more=r.more)
             self.window = _Window(chunk_id, c, chunk)
-            log.debug("incremental snapshot %s: chunk %s of %s read again: %d rows up to key %s", st.correlation_id,
-                      chunk_id, c.id, len(chunk.rows), list(r.upto))
+            if log.isEnabledFor(logging.DEBUG):  # len: the rows may still be rendering (`chunk_columns`)
+                log.debug("incremental snapshot %s: chunk %s of %s read again: %d rows up to key %s",
+                          st.correlation_id, chunk_id, c.id, len(chunk.rows), list(r.upto))
             return True
         src.open_watermark(chunk_id)  # an open row left behind by a stopped run is this chunk's open watermark
         if st.max_key is None:  # after the open watermark: a larger key is a row streamed after it
@@ -740,8 +741,9 @@ class IncrementalSnapshotter:
         self.window = _Window(chunk_id, c, chunk)
         self.state = replace(st, window=chunk_id, window_opened=st.window_opened if resumed else False,
                              window_range=WindowRange(tuple(chunk.last_key or ()), chunk.more))
-        log.debug("incremental snapshot %s: chunk %s of %s: %d rows up to key %s", st.correlation_id, chunk_id,
-                  c.id, len(chunk.rows), chunk.last_key)
+        if log.isEnabledFor(logging.DEBUG):  # len: the rows may still be rendering (`chunk_columns`)
+            log.debug("incremental snapshot %s: chunk %s of %s: %d rows up to key %s", st.correlation_id, chunk_id,
+                      c.id, len(chunk.rows), chunk.last_key)
         return True
 
     def _emit(self, w: _Window, order_key: tuple[int, ...], position: str) -> None:
