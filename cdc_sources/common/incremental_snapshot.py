@@ -97,6 +97,7 @@ from cdc_sources.spi.snapshot_progress import SnapshotListener
 
 if TYPE_CHECKING:
     from cdc_sources.common.blocking_snapshot import BlockingSnapshotter
+    from cdc_sources.common.chunk_columns import ArrowChunkRows
 
 log = logging.getLogger(__name__)
 
@@ -145,13 +146,14 @@ class Chunk:
     Attributes:
         topic: the table's topic.
         rows: key JSON text -> the row's ``after`` JSON text (streamed events of a key drop it); a
-            row of a table without a key is under `keyless_id` of its chunking key instead.
+            row of a table without a key is under `keyless_id` of its chunking key instead. A dict,
+            or the same as Arrow arrays (`cdc_sources.common.chunk_columns.ArrowChunkRows`).
         last_key: the chunking key of the last row read (text values).
         more: whether rows are left after this chunk.
     """
 
     topic: str
-    rows: dict[str | None, str]
+    rows: dict[str | None, str] | ArrowChunkRows
     last_key: Key | None
     more: bool
 
@@ -224,7 +226,7 @@ class _Window:
     chunk: Chunk
 
     @property
-    def rows(self) -> dict[str | None, str]:
+    def rows(self) -> dict[str | None, str] | ArrowChunkRows:
         return self.chunk.rows
 
     @property
@@ -702,8 +704,9 @@ class IncrementalSnapshotter:
                 {"upto": list(chunk.last_key or ()), "more": chunk.more, "max": list(st.max_key or ())}).decode())
         self.window = _Window(chunk_id, c, chunk)
         self.state = replace(st, window=chunk_id, window_opened=st.window_opened if resumed else False)
-        log.debug("incremental snapshot %s: chunk %s of %s: %d rows up to key %s", st.correlation_id, chunk_id,
-                  c.id, len(chunk.rows), chunk.last_key)
+        if log.isEnabledFor(logging.DEBUG):  # len: a chunk's rows may still be rendering (`chunk_columns`)
+            log.debug("incremental snapshot %s: chunk %s of %s: %d rows up to key %s", st.correlation_id, chunk_id,
+                      c.id, len(chunk.rows), chunk.last_key)
         return True
 
     def _read_chunk_deleting(self, st: IncrementalState, key: Sequence[str], chunk_id: str, *,
@@ -719,8 +722,9 @@ class IncrementalSnapshotter:
             r = st.window_range
             chunk = replace(src.read_chunk(c, key, st.last_key, r.upto, None), last_key=r.upto, more=r.more)
             self.window = _Window(chunk_id, c, chunk)
-            log.debug("incremental snapshot %s: chunk %s of %s read again: %d rows up to key %s", st.correlation_id,
-                      chunk_id, c.id, len(chunk.rows), list(r.upto))
+            if log.isEnabledFor(logging.DEBUG):  # len: the rows may still be rendering (`chunk_columns`)
+                log.debug("incremental snapshot %s: chunk %s of %s read again: %d rows up to key %s",
+                          st.correlation_id, chunk_id, c.id, len(chunk.rows), list(r.upto))
             return True
         src.open_watermark(chunk_id)  # an open row left behind by a stopped run is this chunk's open watermark
         if st.max_key is None:  # after the open watermark: a larger key is a row streamed after it
@@ -737,8 +741,9 @@ class IncrementalSnapshotter:
         self.window = _Window(chunk_id, c, chunk)
         self.state = replace(st, window=chunk_id, window_opened=st.window_opened if resumed else False,
                              window_range=WindowRange(tuple(chunk.last_key or ()), chunk.more))
-        log.debug("incremental snapshot %s: chunk %s of %s: %d rows up to key %s", st.correlation_id, chunk_id,
-                  c.id, len(chunk.rows), chunk.last_key)
+        if log.isEnabledFor(logging.DEBUG):  # len: the rows may still be rendering (`chunk_columns`)
+            log.debug("incremental snapshot %s: chunk %s of %s: %d rows up to key %s", st.correlation_id, chunk_id,
+                      c.id, len(chunk.rows), chunk.last_key)
         return True
 
     def _emit(self, w: _Window, order_key: tuple[int, ...], position: str) -> None:

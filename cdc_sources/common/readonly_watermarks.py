@@ -250,8 +250,9 @@ class ReadOnlyIncrementalSnapshotter(IncrementalSnapshotter):
         self.window = _Window(chunk_id, c, chunk)
         self.state = replace(st, window=chunk_id, window_opened=st.window_opened if resumed else False,
                              watermarks=wm)
-        log.debug("incremental snapshot %s: chunk %s of %s: %d rows up to key %s (read-only)", st.correlation_id,
-                  chunk_id, c.id, len(chunk.rows), chunk.last_key)
+        if log.isEnabledFor(logging.DEBUG):  # len: a chunk's rows may still be rendering (`chunk_columns`)
+            log.debug("incremental snapshot %s: chunk %s of %s: %d rows up to key %s (read-only)", st.correlation_id,
+                      chunk_id, c.id, len(chunk.rows), chunk.last_key)
         return True
 
     def _watermark(self, a: Watermark, order_key: tuple[int, ...] | None, position: str | None) -> None:

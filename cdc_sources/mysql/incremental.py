@@ -8,8 +8,9 @@ position, so the rows are exactly what the initial snapshot emits, with ``op = r
 ``source.snapshot = "incremental"``. With a `incremental_columnar.ColumnarChunkReader` the chunk
 query runs in the initial snapshot's reader process and is rendered column by column (the same
 texts); without one, or when no reader process can start, it runs on that connection and is
-rendered row by row. A chunk's events leave as one `ChangeBlock` (order keys ``(*close watermark,
-h)``, see `emission_order`). Keys are kept as text (``CAST(... AS CHAR)``): the server
+rendered row by row. A chunk read column by column stays Arrow arrays until its events are built,
+column-wise (`cdc_sources.common.chunk_columns`). A chunk's events leave as one `ChangeBlock`
+(order keys ``(*close watermark, h)``, see `emission_order`). Keys are kept as text (``CAST(... AS CHAR)``): the server
 converts them back when comparing, so key columns whose text does not order and compare like
 their values (binary strings, BIT, ENUM, SET, JSON, spatial types) cannot chunk; a
 ``surrogate-key`` of another type can. Watermarks are inserted into the signal table as ``(id,
@@ -27,6 +28,7 @@ from typing import Any
 import orjson
 
 from cdc_sources.common.blocking_snapshot import rows_block
+from cdc_sources.common.chunk_columns import ArrowChunkRows, arrow_rows_block
 from cdc_sources.common.envelope import dumps
 from cdc_sources.common.incremental_snapshot import (
     Chunk,
@@ -207,17 +209,18 @@ class MySqlChunkSource:
             if error_code(exc) is None and not isinstance(exc, OSError):
                 raise
             raise classify(exc, where=where) from None
-        got = self.columnar.read(codec, text, key_count, where=where)
+        got = self.columnar.read(codec, text, key_count, limit=size, where=where)
         if got is None:
             return None
-        n = len(got.afters) if size is None else min(size, len(got.afters))
-        more = size is not None and len(got.afters) > size
-        out: dict[str | None, str]
-        if got.keys is None:
-            out = {keyless_id(list(k)): after for k, after in zip(got.chunk_keys[:n], got.afters[:n], strict=True)}
+        n = len(got) if size is None else min(size, len(got))
+        more = size is not None and len(got) > size
+        out: dict[str | None, str] | ArrowChunkRows
+        if codec.key_fields:  # the texts are waited for at the close watermark (or a streamed event of the table)
+            out = ArrowChunkRows.later(got.prepared, n)
         else:
-            out = dict(zip(got.keys[:n], got.afters[:n], strict=True))
-        return Chunk(codec.topic, out, got.chunk_keys[n - 1] if n else None, more)
+            afters = got.prepared().afters
+            out = {keyless_id(list(k)): after for k, after in zip(got.chunk_keys(n), afters.to_pylist(), strict=True)}
+        return Chunk(codec.topic, out, got.chunk_key(n - 1) if n else None, more)
 
     def read_events(self, c: SnapshotCollection, chunk: Chunk, order_key: tuple[int, ...],
                     position: str) -> list[StreamItem]:
@@ -229,12 +232,19 @@ class MySqlChunkSource:
         if not chunk.rows:
             return out
         where = orjson.loads(position)
-        source = dumps(self.source.block(
+        source = self.source.block(
             db=c.schema, table=c.table, ts_ms=time.time_ns() // 1_000_000, snapshot="incremental",
             server_id=int(where.get("server_id") or 0), gtid=None, file=str(where.get("file") or ""),
-            pos=int(where.get("pos") or 0), row=0))
+            pos=int(where.get("pos") or 0), row=0)
+        if isinstance(chunk.rows, ArrowChunkRows):
+            block = arrow_rows_block(codec.topic, chunk.rows, source, order_key, position, codec.schema_id,
+                                     self.headers)
+            if block is not None:
+                out.append(block)
+            return out
         rows = emission_order(chunk.rows)
-        out.append(rows_block(codec.topic, rows, [source] * len(rows), order_key, position, codec.schema_id,
+        source_text = dumps(source)
+        out.append(rows_block(codec.topic, rows, [source_text] * len(rows), order_key, position, codec.schema_id,
                               self.headers))
         return out
 

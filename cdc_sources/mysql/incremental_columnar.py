@@ -7,7 +7,9 @@ runs, as the row path's autocommit connection does). Its raw column batches are 
 `snapshot_blocks.TableColumns`, the initial snapshot's renderer, into each row's key and
 ``after`` JSON text: byte for byte what ``dumps(codec.key_tuple(row))`` and
 ``dumps(codec.row_tuple(row))`` give for the row pymysql returns with the snapshot's
-conversions. The trailing ``CAST(<key> AS CHAR)`` columns come back as text.
+conversions. The trailing ``CAST(<key> AS CHAR)`` columns come back as text. The texts stay
+Arrow string arrays (`ChunkRows`): the chunk source keeps them so until the chunk's events are
+built (`cdc_sources.common.chunk_columns`).
 
 The statement is the row path's, its parameters inlined by pymysql exactly as pymysql would
 send them (``cursor.mogrify``). The worker starts on the first chunk; when none can start (no
@@ -19,11 +21,14 @@ dropped and a new one started for the next chunk.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 
+from cdc_sources.common.chunk_columns import PreparedRows, prepare
 from cdc_sources.common.snapshot_blocks import struct_texts
 from cdc_sources.mysql.codec import TableCodec
 from cdc_sources.mysql.converters import MySqlConverterSettings
@@ -42,21 +47,41 @@ _BLOCK_ROWS = 1 << 20
 
 @dataclass(frozen=True)
 class ChunkRows:
-    """A chunk's rows, rendered, in the order the server returned them.
+    """A chunk's rows in the order the server returned them: their chunking keys at once, their
+    rendered texts when `prepared` is called (rendering runs on the reader's render thread meanwhile).
 
     Attributes:
-        keys: each row's key JSON text; None for a table without a key.
-        afters: each row's ``after`` JSON text.
-        chunk_keys: each row's chunking key (the ``CAST(... AS CHAR)`` texts).
+        rows: the number of rows the query returned.
+        chunk_key_columns: the chunking key's columns (the ``CAST(... AS CHAR)`` texts, binary arrays).
+        rendered: the rendering of the first ``limit`` rows (`ColumnarChunkReader.read`) under way.
     """
 
-    keys: list[str] | None
-    afters: list[str]
-    chunk_keys: list[tuple[str | None, ...]]
+    rows: int
+    chunk_key_columns: Sequence[Any]
+    rendered: Future[PreparedRows]
+
+    def __len__(self) -> int:
+        return self.rows
+
+    def prepared(self) -> PreparedRows:
+        """The rendered rows, waiting for them: each row's key JSON text (a string array; None for
+        a table without a key) and ``after`` JSON text, and the keys' hash order (`prepare`).
+        Raises what the converters raised on a value they reject."""
+        return self.rendered.result()
+
+    def chunk_key(self, i: int) -> tuple[str | None, ...]:
+        """Row ``i``'s chunking key (text values)."""
+        return tuple(_text(column[i].as_py()) for column in self.chunk_key_columns)
+
+    def chunk_keys(self, n: int) -> list[tuple[str | None, ...]]:
+        """The chunking keys of the first ``n`` rows."""
+        texts = [[_text(v) for v in column.slice(0, n).to_pylist()] for column in self.chunk_key_columns]
+        return list(zip(*texts, strict=True))
 
 
 class ColumnarChunkReader:
-    """Reads chunks through a reader process. Not thread-safe; `close` it.
+    """Reads chunks through a reader process and renders them on a thread of its own. Not
+    thread-safe; `close` it.
 
     Args:
         start: starts a connected reader process, or returns None when none can serve the
@@ -71,38 +96,44 @@ class ColumnarChunkReader:
         self.available = True
         """False once a reader process could not start: chunks are then read row by row."""
         self._renderers: dict[TableId, tuple[TableCodec, tuple[ResultColumn, ...], TableColumns]] = {}
+        self._render_thread: ThreadPoolExecutor | None = None
 
-    def read(self, codec: TableCodec, sql: str, key_count: int, *, where: str) -> ChunkRows | None:
+    def read(self, codec: TableCodec, sql: str, key_count: int, *, limit: int | None = None,
+             where: str) -> ChunkRows | None:
         """The rows of ``sql`` (the table's columns in order, then ``key_count`` chunking-key texts),
-        or None when no reader process can run. Errors are the connector's (`MySqlError`, naming
-        ``where``) or the converters'."""
+        the first ``limit`` of them rendered (None: all), or None when no reader process can run.
+        Errors are the connector's (`MySqlError`, naming ``where``); the converters' are raised by
+        `ChunkRows.prepared`. Renderings run one at a time, in the order their chunks were read."""
         worker = self._worker_or_none()
         if worker is None:
             return None
         try:
-            batches = list(worker.read(str(codec.table.id), sql, block_rows=_BLOCK_ROWS, where=where))
+            batches = [b for b in worker.read(str(codec.table.id), sql, block_rows=_BLOCK_ROWS, where=where) if b.rows]
         except BaseException:
             self._drop()
             raise
         width = len(codec.table.columns)
-        keys: list[str] = []
-        afters: list[str] = []
-        chunk_keys: list[tuple[str | None, ...]] = []
-        for batch in batches:
-            if batch.rows == 0:
-                continue
-            table_part = RawBatch(batch.columns[:width], batch.arrays[:width], batch.rows)
-            values, key_fields = self._renderer(codec, table_part).render(table_part)
-            afters.extend(struct_texts([f.name for f in codec.fields], values, batch.rows).to_pylist())
-            if codec.key_fields:
-                keys.extend(struct_texts([f.name for f in codec.key_fields], key_fields, batch.rows).to_pylist())
-            texts = [_texts(a) for a in batch.arrays[width:width + key_count]]
-            chunk_keys.extend(zip(*texts, strict=True))
-        return ChunkRows(keys if codec.key_fields else None, afters, chunk_keys)
+        parts: list[RawBatch] = []
+        left = sum(b.rows for b in batches) if limit is None else limit
+        for b in batches:
+            n = min(b.rows, left)
+            if n > 0:
+                parts.append(RawBatch(b.columns[:width], [a.slice(0, n) for a in b.arrays[:width]], n))
+            left -= n
+        jobs = [(self._renderer(codec, part), part) for part in parts]  # the cache is this thread's
+        if self._render_thread is None:
+            self._render_thread = ThreadPoolExecutor(1, thread_name_prefix="incremental-render")
+        rendered = self._render_thread.submit(_render, codec, jobs)
+        return ChunkRows(sum(b.rows for b in batches),
+                         [_joined([b.arrays[width + i] for b in batches], pa.binary()) for i in range(key_count)],
+                         rendered)
 
     def close(self) -> None:
-        """End the reader process, if one runs."""
+        """End the reader process, if one runs, and the render thread (after its rendering)."""
         self._drop()
+        thread, self._render_thread = self._render_thread, None
+        if thread is not None:
+            thread.shutdown(wait=True, cancel_futures=True)
 
     def _worker_or_none(self) -> SnapshotWorker | None:
         if self._worker is None and self.available:
@@ -129,6 +160,30 @@ class ColumnarChunkReader:
         return renderer
 
 
-def _texts(array: pa.Array) -> list[str | None]:
-    """A raw binary column as text (the server sends ``CAST(... AS CHAR)`` as UTF-8)."""
-    return [None if v is None else v.decode("utf-8") for v in array.to_pylist()]
+def _render(codec: TableCodec, jobs: Sequence[tuple[TableColumns, RawBatch]]) -> PreparedRows:
+    """Each row's key JSON text (None for a table without a key) and ``after`` JSON text, the
+    batches' rows one after another, with the keys' hash order (`prepare`)."""
+    value_names = [f.name for f in codec.fields]
+    key_names = [f.name for f in codec.key_fields]
+    keys: list[Any] = []
+    afters: list[Any] = []
+    for renderer, part in jobs:
+        values, key_fields = renderer.render(part)
+        afters.append(struct_texts(value_names, values, part.rows))
+        if key_names:
+            keys.append(struct_texts(key_names, key_fields, part.rows))
+    if not key_names:
+        return PreparedRows(None, _joined(afters, pa.string()), None)
+    return prepare(_joined(keys, pa.string()), _joined(afters, pa.string()))
+
+
+def _joined(parts: list[Any], kind: pa.DataType) -> Any:
+    """One array of the batches' arrays (an empty one of ``kind`` when there are none)."""
+    if not parts:
+        return pa.array([], kind)
+    return parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
+
+
+def _text(value: bytes | None) -> str | None:
+    """A raw ``CAST(... AS CHAR)`` value as text (the server sends it as UTF-8)."""
+    return None if value is None else value.decode("utf-8")

@@ -11,6 +11,7 @@ types.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -31,6 +32,7 @@ from cdc_sources.mysql.incremental_columnar import ColumnarChunkReader
 from cdc_sources.mysql.model import TableDef
 from cdc_sources.mysql.policy import MySqlFilterPolicy
 from cdc_sources.mysql.snapshot_process import SnapshotWorker
+from cdc_sources.spi import ChangeBlock
 from pipelines.local_mariadb import LocalMariaDB
 from tests.cdc_sources.mysql.converters.test_mariadb_roundtrip import COLUMNS, ROWS
 from tests.cdc_sources.mysql.test_snapshot_columnar import EXTRA_DDL, VARIANTS, _extra_rows, execute, settings_of
@@ -127,6 +129,42 @@ def comparable(chunk: Chunk) -> tuple[Any, ...]:
     return chunk.topic, list(chunk.rows.items()), chunk.last_key, chunk.more
 
 
+def all_events(src: MySqlChunkSource, c: SnapshotCollection, size: int) -> list[list[tuple[Any, ...]]]:
+    """Every chunk's events, as the incremental snapshot emits them at the close watermark, after
+    the window's streamed events dropped every third row (in key order); with the kind of rows
+    each chunk held."""
+    key = src.chunk_key(c)
+    assert isinstance(key, tuple), key
+    top = src.max_key(c, key)
+    out: list[list[tuple[Any, ...]]] = []
+    after = None
+    while True:
+        chunk = src.read_chunk(c, key, after, top, size)
+        for dropped in list(chunk.rows)[::3]:
+            chunk.rows.pop(dropped, None)
+        n = len(out)
+        items = src.read_events(c, chunk, (7, 1000 + n, 0), f'{{"file":"bin.000007","pos":{1000 + n}}}')
+        out.append([type(chunk.rows).__name__, *records(items)])
+        if not chunk.more:
+            return out
+        after = chunk.last_key
+
+
+def records(items: list[Any]) -> list[tuple[Any, ...]]:
+    """Every record of a chunk's events: key, value, op, position, order key, schema id, headers,
+    and the Arrow types of the block's columns."""
+    out: list[tuple[Any, ...]] = []
+    for item in items:
+        if not isinstance(item, ChangeBlock):
+            continue
+        keys = item.keys.to_pylist() if item.keys is not None else [None] * len(item)
+        types = (None if item.keys is None else str(item.keys.type), str(item.values.type), str(item.positions.type))
+        out.extend((k, v, item.op, p, item.order_key(i), item.schema_id, item.headers, types)
+                   for i, (k, v, p) in enumerate(zip(keys, item.values.to_pylist(), item.positions.to_pylist(),
+                                                     strict=True)))
+    return out
+
+
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_columnar_chunks_equal_the_row_paths(typed_db: dict[str, Any], variant: str) -> None:
     settings, options = VARIANTS[variant]
@@ -146,6 +184,46 @@ def test_columnar_chunks_equal_the_row_paths(typed_db: dict[str, Any], variant: 
         assert comparable(sources.columnar.read_chunk(c, key, ("17",), ("301",), None)) == \
             comparable(sources.rows.read_chunk(c, key, ("17",), ("301",), None))
         assert len(sources.started) == 1 and sources.started[0] is not None and sources.reader.available
+    finally:
+        sources.close()
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_columnar_chunks_events_equal_the_row_paths_byte_for_byte(typed_db: dict[str, Any], variant: str,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The events of each chunk, built column-wise from Arrow arrays, are the row path's (a dict of
+    texts, events rendered row by row), after the same rows were dropped by the window; processing
+    time (``ts_*``) is frozen so the texts compare byte for byte."""
+    monkeypatch.setattr(time, "time_ns", lambda: 1_700_000_000_123_456_789)
+    settings, options = VARIANTS[variant]
+    sources = Sources(typed_db, settings, options)
+    schema = typed_db["database"]
+    try:
+        for c, size, kind in [(SnapshotCollection(schema, "t"), 3, "ArrowChunkRows"),
+                              (SnapshotCollection(schema, "extra", condition="id MOD 3 <> 0"), 150, "ArrowChunkRows"),
+                              (SnapshotCollection(schema, "nokey", surrogate_key="a"), 2, "dict")]:
+            expected = all_events(sources.rows, c, size)
+            got = all_events(sources.columnar, c, size)
+            assert [e[1:] for e in got] == [e[1:] for e in expected], c
+            assert {e[0] for e in expected} == {"dict"} and {e[0] for e in got} == {kind}, c
+            assert sum(len(e) - 1 for e in got) > 0
+    finally:
+        sources.close()
+
+
+def test_a_message_key_that_is_not_unique_keeps_one_row_per_key_as_the_row_path(
+        typed_db: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """``message.key.columns`` naming a column that is not unique: the row path's dict keeps the
+    last row of each key, and so do the Arrow rows of the columnar path."""
+    monkeypatch.setattr(time, "time_ns", lambda: 1_700_000_000_123_456_789)
+    sources = Sources(typed_db, MySqlConverterSettings(), {"message.key.columns": ".*\\.extra:yr"})
+    c = SnapshotCollection(typed_db["database"], "extra")
+    try:
+        expected = all_events(sources.rows, c, 150)
+        got = all_events(sources.columnar, c, 150)
+        assert [e[1:] for e in got] == [e[1:] for e in expected]
+        assert {e[0] for e in got} == {"ArrowChunkRows"}
+        assert sum(len(e) - 1 for e in got) < EXTRA_ROWS * 2 // 3  # keys repeat: fewer events than rows
     finally:
         sources.close()
 
@@ -170,8 +248,10 @@ def test_values_the_converters_reject_fail_alike(typed_db: dict[str, Any]) -> No
     try:
         with pytest.raises(ValueConversionError) as row_error:
             sources.rows.read_chunk(c, ("id",), None, None, 1000)
+        chunk = sources.columnar.read_chunk(c, ("id",), None, None, 1000)  # rendered meanwhile, on its thread
+        assert chunk.rows and chunk.last_key == (str(len(ROWS)),)
         with pytest.raises(ValueConversionError) as columnar_error:
-            sources.columnar.read_chunk(c, ("id",), None, None, 1000)
+            len(chunk.rows)  # the rows are used: at the close watermark, or a streamed event of the table
         assert str(columnar_error.value) == str(row_error.value)
     finally:
         sources.close()
