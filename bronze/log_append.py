@@ -96,14 +96,14 @@ class LogAppender:
         version is taken. Any other failure of the store is raised (then whether the commit
         landed is unknown: the caller must read the table before it commits again)."""
         import obstore
-        from obstore.exceptions import AlreadyExistsError
+        from obstore.exceptions import AlreadyExistsError, PreconditionError
 
         version = self.version + 1
         now = int(time.time() * 1000) if timestamp_ms is None else timestamp_ms
         body = commit_file(adds, metadata, app_id, app_version, engine, now)
         try:
             obstore.put(self.store, commit_path(version), body, mode="create", use_multipart=False)
-        except AlreadyExistsError:
+        except (AlreadyExistsError, PreconditionError):
             if bytes(obstore.get(self.store, commit_path(version)).bytes()) != body:
                 return False
         self.version = version

@@ -5,6 +5,7 @@ from __future__ import annotations
 import obstore
 import orjson
 import pyarrow as pa
+import pytest
 from deltalake import DeltaTable, TableFeatures, write_deltalake
 
 from bronze.log_append import LogAppender, can_append, commit_file, commit_path
@@ -100,11 +101,14 @@ def test_checkpoints_and_log_cleanup_happen_between_one_put_commits(s3_server, s
     assert sorted(rows) == list(range(1, 13 * ROWS + 1))
 
 
-def test_a_put_whose_answer_was_lost_is_its_own_commit_and_a_stranger_is_not(s3_server, s3_root):
+@pytest.mark.parametrize("store", ["s3", "gcs", "azure"])
+def test_a_put_whose_answer_was_lost_is_its_own_commit_and_a_stranger_is_not(store, request):
     """A retried put that finds the version taken by the very same bytes (its first attempt landed)
-    has committed; a different commit there means the version was lost to another writer."""
-    options = s3_server.storage_options()
-    uri = f"{s3_root}/t"
+    has committed; a different commit there means the version was lost to another writer. On
+    each store the conditional put's refusal is told apart from a failure."""
+    server = request.getfixturevalue(f"{store}_server")
+    options = server.storage_options()
+    uri = f"{request.getfixturevalue(f'{store}_root')}/t"
     write_deltalake(uri, pa.table({"a": [1]}), storage_options=options)
     store = open_obstore(uri, options)
     ours = commit_file([], {"k": "v"}, "app", 7, "test", 1_000)
