@@ -20,8 +20,9 @@ the client finds its own commit there: that is recognised (the file's bytes are 
 and counts as success.
 
 It only appends where delta-rs would write the same commit: a table at writer version 2 or
-lower without table features and without column invariants; anything else (a table whose
-protocol another engine raised) goes through delta-rs. The appender does not touch the
+lower without table features and without column invariants (anything else, a table whose
+protocol another engine raised, goes through delta-rs), on a store left to its default
+conditional put (`puts_conditionally`). The appender does not touch the
 `DeltaTable` it was made from: the caller brings that up to date when it needs it
 (`bronze.kept_table`), and delta-rs's checkpoints (one every ``delta.checkpointInterval``
 versions) are written by the caller from the updated table.
@@ -38,7 +39,11 @@ import orjson
 from deltalake import DeltaTable
 from deltalake.transaction import AddAction
 
-__all__ = ["LogAppender", "can_append", "commit_file", "commit_path"]
+__all__ = ["LogAppender", "can_append", "commit_file", "commit_path", "puts_conditionally"]
+
+_CONDITIONAL_SETTINGS = ("conditional_put", "copy_if_not_exists")
+"""Settings (any spelling: ``AWS_CONDITIONAL_PUT``...) that change how an S3 store creates a
+file only if absent; with either, commits are left to delta-rs."""
 
 
 def commit_path(version: int) -> str:
@@ -60,6 +65,12 @@ def commit_file(adds: Sequence[AddAction], metadata: Mapping[str, str], app_id: 
                        "stats": add.stats}} for add in adds]
     lines.append({"txn": {"appId": app_id, "version": app_version}})
     return b"\n".join(orjson.dumps(line) for line in lines) + b"\n"
+
+
+def puts_conditionally(storage_options: Mapping[str, str] | None) -> bool:
+    """Whether the store creates files only if absent with its default conditional put: not when
+    ``conditional_put`` or ``copy_if_not_exists`` is set (a store configured another way)."""
+    return not any(key.lower().removeprefix("aws_") in _CONDITIONAL_SETTINGS for key in storage_options or {})
 
 
 def can_append(table: DeltaTable) -> bool:

@@ -59,7 +59,7 @@ from deltalake.transaction import AddAction, RemoveAction, create_table_with_add
 
 from bronze.data_files import TABLE_CONFIGURATION, OpenDataFile, TableLocation
 from bronze.kept_table import REOPEN_EVERY, KeptTable
-from bronze.log_append import LogAppender, can_append
+from bronze.log_append import LogAppender, can_append, puts_conditionally
 from bronze.record_runs import Prepared, RecordRun, prepare, repeated_headers
 from bronze.schema import (
     BRONZE_SCHEMA,
@@ -441,7 +441,7 @@ class BronzeWriter:
             target.update_incremental()
             _clean_expired_logs(target)
             self._open[topic].committed()
-            self._appenders[topic] = _appender(self._location(topic), target)
+            self._appenders[topic] = _appender(self._location(topic), target, self.storage_options)
 
     def _read_table_state(self, topic: str) -> TableState:
         table = self._table(topic)
@@ -516,7 +516,7 @@ class BronzeWriter:
         _clean_expired_logs(target)
         if self._offsets is not None:
             self._offsets.committed()
-        self._appenders[path] = _appender(self._offsets_location(), target)
+        self._appenders[path] = _appender(self._offsets_location(), target, self.storage_options)
 
     def _offsets_location(self) -> TableLocation:
         """Where the offsets table's data files go when the writer writes them (`_append`)."""
@@ -538,11 +538,13 @@ _OFFSETS_STATS = ("batch", "records", "committed_at", "snapshot_completed", "off
 """The offsets table's columns whose statistics its add actions carry (not ``topics``, a list)."""
 
 
-def _appender(location: TableLocation, table: DeltaTable) -> LogAppender | None:
+def _appender(location: TableLocation, table: DeltaTable,
+              storage_options: Mapping[str, str] | None) -> LogAppender | None:
     """The one-request append (`bronze.log_append`) of a table just read or committed through
     delta-rs, from its version on; None where it cannot be used (a local table, no obstore, a
-    table whose protocol it does not write: `bronze.log_append.can_append`)."""
-    if location.store is None or not can_append(table):
+    store configured to create files another way, a table whose protocol it does not write:
+    `bronze.log_append`)."""
+    if location.store is None or not puts_conditionally(storage_options) or not can_append(table):
         return None
     interval = int(table.metadata().configuration.get("delta.checkpointInterval") or 100)
     return LogAppender(location.store, table.version(), interval)

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, TableFeatures, write_deltalake
 
-from bronze.log_append import LogAppender, can_append, commit_file, commit_path
+from bronze.log_append import LogAppender, can_append, commit_file, commit_path, puts_conditionally
 from bronze.obstore_client import open_obstore
 from bronze.schema import META_BATCH, META_LAST_SEQ, META_SOURCE, topic_path
 from bronze.writer import WRITER_VERSION, BronzeWriter
@@ -137,3 +137,9 @@ def test_only_tables_delta_rs_would_append_to_the_same_way_take_the_put(tmp_path
     write_deltalake(featured, pa.table({"a": [1]}))
     DeltaTable(featured).alter.add_feature(TableFeatures.AppendOnly, allow_protocol_versions_increase=True)
     assert not can_append(DeltaTable(featured))
+
+
+def test_a_store_configured_to_create_files_another_way_leaves_commits_to_delta_rs():
+    assert puts_conditionally(None) and puts_conditionally({"AWS_REGION": "us-east-1"})
+    assert not puts_conditionally({"AWS_CONDITIONAL_PUT": "etag"})
+    assert not puts_conditionally({"copy_if_not_exists": "header: x-cond: true"})
