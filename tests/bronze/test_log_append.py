@@ -68,6 +68,11 @@ def test_commits_take_one_put_and_fall_back_to_delta_rs_after_a_concurrent_commi
     table = DeltaTable(path, storage_options=options)
     assert sorted(table.to_pyarrow_table(columns=["seq"]).column("seq").to_pylist()) == list(range(1, 5 * ROWS + 1))
     assert table.transaction_version("p") == 5
+    # the files' statistics are in the log (silver plans by seq ranges), whichever way they were committed
+    adds = pa.table(table.get_add_actions(flatten=True))
+    ranges = sorted(zip(adds.column("min.seq").to_pylist(), adds.column("max.seq").to_pylist(), strict=True))
+    assert ranges[-2:] == [(3 * ROWS + 1, 4 * ROWS), (4 * ROWS + 1, 5 * ROWS)]
+    assert adds.column("num_records").to_pylist() and all(n > 0 for n in adds.column("num_records").to_pylist())
     # a new writer resumes from the last commit's metadata, written by the put
     again = BronzeWriter(s3_root, "p", options)
     assert again.recover() is not None
