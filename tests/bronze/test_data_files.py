@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import os
+import sys
 
 import orjson
 import pyarrow as pa
@@ -166,3 +167,18 @@ def test_a_small_file_on_s3_is_put_in_one_request_and_a_large_one_in_parts(s3_se
         assert fs.get_file_info(add.path).size == add.size
         with fs.open_input_file(add.path) as f:
             assert pq.read_table(f).column("seq").to_pylist() == list(range(1, n + 1))
+
+
+def test_without_obstore_files_go_through_delta_rs_in_parts(s3_server, s3_root, monkeypatch):
+    """obstore is an extra: without it a file is a multipart upload through delta-rs, as before."""
+    monkeypatch.setitem(sys.modules, "obstore", None)
+    monkeypatch.setitem(sys.modules, "obstore.store", None)
+    location = TableLocation.object_store(f"{s3_root}/t", s3_server.storage_options())
+    assert location.store is None
+    before = _s3_posts(s3_server)
+    data_file = OpenDataFile(location)
+    data_file.append(rows(1, 10))
+    add = data_file.close()
+    assert _s3_posts(s3_server) - before == 2
+    with location.filesystem.open_input_file(add.path) as f:
+        assert pq.read_table(f).num_rows == 10
