@@ -214,7 +214,9 @@ class _ObstoreSink:
     def __init__(self, store: Any, path: str) -> None:
         import obstore
 
-        self._file = obstore.open_writer(store, path, buffer_size=SINGLE_PUT_MAX)
+        # parts of SINGLE_PUT_MAX bytes, at most two in flight: memory stays near what delta-rs's
+        # stream held (one 5 MiB buffer), where obstore's default sends twelve at once
+        self._file = obstore.open_writer(store, path, buffer_size=SINGLE_PUT_MAX, max_concurrency=2)
         self._size = 0
         self.closed = False
 

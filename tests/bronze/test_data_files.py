@@ -6,6 +6,7 @@ import base64
 import datetime as dt
 import os
 import sys
+import time
 
 import orjson
 import pyarrow as pa
@@ -141,7 +142,16 @@ def test_staged_but_uncommitted_records_are_in_no_table_and_come_again(tmp_path)
 
 
 def _s3_posts(server: LocalS3) -> int:
-    return server.request_counts().get("POST", 0)
+    """POST requests the server counted, once its counter has stopped moving (it lags a little
+    behind the answers, so a read right after a request can miss it)."""
+    last = server.request_counts().get("POST", 0)
+    for _ in range(30):
+        time.sleep(0.1)
+        now = server.request_counts().get("POST", 0)
+        if now == last:
+            return now
+        last = now
+    return last
 
 
 def test_a_small_file_on_s3_is_put_in_one_request_and_a_large_one_in_parts(s3_server, s3_root):
