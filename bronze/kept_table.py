@@ -8,6 +8,9 @@ commit it makes, and its commits slow down with it (`bench/offsets_commit_memory
 
 The table is only ever opened afresh in `KeptTable.get`, which a writer calls before a commit,
 never during one: what a commit wrote is in the log by then, so the fresh table starts from it.
+
+A writer that commits without the table (`bronze.log_append`) says so with `KeptTable.behind`:
+the next `get` reads the versions it missed first.
 """
 
 from __future__ import annotations
@@ -39,10 +42,15 @@ class KeptTable:
     reopen_every: int | None = REOPEN_EVERY
     _table: DeltaTable | None = field(default=None, init=False)
     _commits: int = field(default=0, init=False)
+    _behind: bool = field(default=False, init=False)
 
     def get(self) -> DeltaTable | None:
-        """The open table, opened afresh when due; None if it does not exist (yet)."""
+        """The open table, opened afresh when due, up to date with the commits made without it
+        (`behind`); None if it does not exist (yet)."""
         if self._table is not None and (self.reopen_every is None or self._commits < self.reopen_every):
+            if self._behind:
+                self._table.update_incremental()
+                self._behind = False
             return self._table
         self.forget()
         try:
@@ -55,6 +63,11 @@ class KeptTable:
         """Count a commit made through the table `get` returned."""
         self._commits += 1
 
+    def behind(self) -> None:
+        """Count a commit made without the table: the next `get` reads the log up to it."""
+        self._commits += 1
+        self._behind = True
+
     def forget(self) -> None:
         """Drop the open table: the next `get` opens it afresh."""
-        self._table, self._commits = None, 0
+        self._table, self._commits, self._behind = None, 0, False

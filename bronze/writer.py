@@ -59,6 +59,7 @@ from deltalake.transaction import AddAction, RemoveAction, create_table_with_add
 
 from bronze.data_files import TABLE_CONFIGURATION, OpenDataFile, TableLocation
 from bronze.kept_table import REOPEN_EVERY, KeptTable
+from bronze.log_append import LogAppender, can_append, puts_conditionally
 from bronze.record_runs import Prepared, RecordRun, prepare, repeated_headers
 from bronze.schema import (
     BRONZE_SCHEMA,
@@ -164,6 +165,10 @@ class BronzeWriter:
     _open: dict[str, KeptTable] = field(default_factory=dict, init=False)
     """Per topic: its table, kept open between commits (`_table`)."""
     _pending: dict[str, _StagedTable] = field(default_factory=dict, init=False)
+    _locations: dict[str, TableLocation] = field(default_factory=dict, init=False)
+    _appenders: dict[str, LogAppender | None] = field(default_factory=dict, init=False)
+    """Per topic: its one-request append (`bronze.log_append`), set after a commit through delta-rs."""
+    """Per topic: where its data files go (`_location`)."""
     _batch_time: dt.datetime | None = field(default=None, init=False)
     _open_from: dict[str, int] = field(default_factory=dict, init=False)
     """Per table: the first seq of the rows (committed or staged) of the source transaction still open."""
@@ -179,6 +184,7 @@ class BronzeWriter:
         nothing to capture never reads that table (reading it loads Arrow's dataset machinery).
         """
         self._known_schemas = None
+        self._appenders.clear()  # the first commit of each table goes through delta-rs again
         if self._offsets is not None:
             self._offsets.forget()
         stored, self._batch = self.view().last_offset()
@@ -280,6 +286,7 @@ class BronzeWriter:
                 continue
             metrics = table.delete(f"batch > {completed}")
             self._open[topic].committed()
+            self._appenders.pop(topic, None)
             removed += int(metrics.get("num_deleted_rows", 0))
             # the deleted rows were the table's newest: seq continues after what is left, and the
             # high-water mark falls back to before them (a new attempt may reuse their order keys:
@@ -305,6 +312,13 @@ class BronzeWriter:
         if kept is None:
             kept = self._open[topic] = KeptTable(self._path(topic), self.storage_options, None)
         return kept.get()
+
+    def _location(self, topic: str) -> TableLocation:
+        """Where a topic's data files go, opened once (an object store's client is kept)."""
+        location = self._locations.get(topic)
+        if location is None:
+            location = self._locations[topic] = TableLocation.of(self._path(topic), self.storage_options)
+        return location
 
     def _path(self, topic: str) -> str:
         return history_path(self.root, self.source) if topic == HISTORY_TOPIC else topic_path(self.root, topic)
@@ -353,7 +367,7 @@ class BronzeWriter:
             return _StageOutcome(None, received, before)
         table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
         if not staged.files or staged.files[-1].rows >= FILE_MAX_ROWS:
-            staged.files.append(OpenDataFile(TableLocation.of(self._path(topic), self.storage_options)))
+            staged.files.append(OpenDataFile(self._location(topic)))
         staged.files[-1].append(table)
         staged.written += table.num_rows
         staged.state = TableState(seq - 1, marks.order_key, batch, marks.lanes)
@@ -376,6 +390,42 @@ class BronzeWriter:
             custom_metadata=metadata,
             app_transactions=[Transaction(app_id=self.source, version=batch)],
         )
+        kept = self._open.get(topic)
+        if kept is None or not self._append(topic, kept, adds, metadata, batch):
+            self._commit_topic_delta_rs(topic, adds, props)
+        self._tables[topic] = staged.state
+        return sum(add.size for add in adds)
+
+    def _append(self, key: str, kept: KeptTable, adds: list[AddAction], metadata: dict[str, str],
+                batch: int) -> bool:
+        """A table's commit in one request (`bronze.log_append`) where it can be used, then the
+        checkpoint delta-rs's post-commit hook would have written; False when it cannot be used or
+        lost to a concurrent commit (nothing committed). When the store fails, whether the commit
+        landed is unknown: the table is read afresh before anything else commits.
+
+        ``key``: the table's topic, or the offsets table's path."""
+        appender = self._appenders.get(key)
+        if appender is None:
+            return False
+        try:
+            if not appender.append(adds, metadata, self.source, batch, WRITER_VERSION):
+                return False
+        except BaseException:
+            self._appenders.pop(key, None)
+            self._tables.pop(key, None)
+            kept.forget()
+            raise
+        kept.behind()
+        if appender.checkpoint_due():
+            table = kept.get()  # reads the versions committed since it was last read
+            if table is not None:
+                table.create_checkpoint()
+                _clean_expired_logs(table)
+        return True
+
+    def _commit_topic_delta_rs(self, topic: str, adds: list[AddAction], props: CommitProperties) -> None:
+        """A table's commit through delta-rs: the table's first, the first of a run, and any whose
+        one-request append (`bronze.log_append`) lost to a concurrent commit or cannot be used."""
         target = self._table(topic)
         if target is None:
             create_table_with_add_actions(
@@ -391,8 +441,7 @@ class BronzeWriter:
             target.update_incremental()
             _clean_expired_logs(target)
             self._open[topic].committed()
-        self._tables[topic] = staged.state
-        return sum(add.size for add in adds)
+            self._appenders[topic] = _appender(self._location(topic), target, self.storage_options)
 
     def _read_table_state(self, topic: str) -> TableState:
         table = self._table(topic)
@@ -439,12 +488,18 @@ class BronzeWriter:
              "topics": [topics], "records": [records], "committed_at": [now]},
             schema=OFFSETS_SCHEMA,
         )
-        props = CommitProperties(
-            custom_metadata={META_SOURCE: self.source, META_BATCH: str(batch), META_OFFSET: text,
-                             META_SNAPSHOT_COMPLETED: str(snapshot_completed).lower(),
-                             META_COMPLETE_SEQ: orjson.dumps(complete).decode()},
-            app_transactions=[Transaction(app_id=self.source, version=batch)],
-        )
+        metadata = {META_SOURCE: self.source, META_BATCH: str(batch), META_OFFSET: text,
+                    META_SNAPSHOT_COMPLETED: str(snapshot_completed).lower(),
+                    META_COMPLETE_SEQ: orjson.dumps(complete).decode()}
+        props = CommitProperties(custom_metadata=metadata,
+                                 app_transactions=[Transaction(app_id=self.source, version=batch)])
+        path = offsets_path(self.root, self.source)
+        if self._offsets is not None and self._appenders.get(path) is not None:
+            data_file = OpenDataFile(self._offsets_location(), schema=OFFSETS_SCHEMA, stats_columns=_OFFSETS_STATS)
+            data_file.append(table)
+            # a file left by a lost race is in no commit (VACUUM removes it): delta-rs writes its own
+            if self._append(path, self._offsets, [data_file.close()], metadata, batch):
+                return
         target = self._offsets_table()
         if target is None:  # the first batch creates the table
             _append_retrying(lambda: write_deltalake(offsets_path(self.root, self.source), table, mode="append",
@@ -461,6 +516,15 @@ class BronzeWriter:
         _clean_expired_logs(target)
         if self._offsets is not None:
             self._offsets.committed()
+        self._appenders[path] = _appender(self._offsets_location(), target, self.storage_options)
+
+    def _offsets_location(self) -> TableLocation:
+        """Where the offsets table's data files go when the writer writes them (`_append`)."""
+        path = offsets_path(self.root, self.source)
+        location = self._locations.get(path)
+        if location is None:
+            location = self._locations[path] = TableLocation.of(path, self.storage_options)
+        return location
 
     def _offsets_table(self) -> DeltaTable | None:
         """The offsets table, kept open between commits and opened afresh every `REOPEN_EVERY`
@@ -468,6 +532,22 @@ class BronzeWriter:
         if self._offsets is None:
             self._offsets = KeptTable(offsets_path(self.root, self.source), self.storage_options, REOPEN_EVERY)
         return self._offsets.get()
+
+
+_OFFSETS_STATS = ("batch", "records", "committed_at", "snapshot_completed", "offset")
+"""The offsets table's columns whose statistics its add actions carry (not ``topics``, a list)."""
+
+
+def _appender(location: TableLocation, table: DeltaTable,
+              storage_options: Mapping[str, str] | None) -> LogAppender | None:
+    """The one-request append (`bronze.log_append`) of a table just read or committed through
+    delta-rs, from its version on; None where it cannot be used (a local table, no obstore, a
+    store configured to create files another way, a table whose protocol it does not write:
+    `bronze.log_append`)."""
+    if location.store is None or not puts_conditionally(storage_options) or not can_append(table):
+        return None
+    interval = int(table.metadata().configuration.get("delta.checkpointInterval") or 100)
+    return LogAppender(location.store, table.version(), interval)
 
 
 def _with_seq(columns: pa.Table, first_seq: int, batch: int, now: dt.datetime) -> pa.Table:

@@ -41,11 +41,12 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 import orjson
 import psutil
 
+from bronze.obstore_client import open_obstore
 from bronze.schema import CDC_DIR, bronze_root
 from cdc_sources.spi import CdcError, Fatal
 
@@ -375,49 +376,14 @@ def open_store(root: str, source: str, storage_options: Mapping[str, str] | None
             keep = keep.parent
         return LocalLeaseStore(lease_folder, keep)
     try:
-        from obstore.store import from_url
+        return ObjectLeaseStore(open_obstore(lease_dir(root, source), storage_options), "")
     except ImportError:
         log.warning("source %s: one writer per source is not enforced on %s: install cdc-lakehouse[objectstore] "
                     "(the obstore package) for the lease on object stores", source, root)
-        return None
-    options, client = _obstore_options(storage_options or {})
-    while True:  # delta-rs options obstore does not know (AWS_S3_LOCKING_PROVIDER...) are left out
-        try:
-            return ObjectLeaseStore(from_url(lease_dir(root, source), config=cast(Any, options),
-                                             client_options=cast(Any, client) or None), "")
-        except Exception as exc:
-            unknown = re.search(r"Configuration key: '([^']+)' is not valid", str(exc))
-            keys = [k for k in options if unknown and k.lower() == unknown[1].lower()]
-            if not keys:
-                log.warning("source %s: one writer per source is not enforced on %s: the lease store cannot be "
-                            "opened (%s)", source, root, type(exc).__name__)
-                return None
-            log.debug("source %s: storage option %s is not used for the lease", source, keys[0])
-            del options[keys[0]]
-
-
-_CLIENT_KEYS = frozenset({
-    "allow_http", "allow_invalid_certificates", "connect_timeout", "default_content_type", "http1_only",
-    "http2_keep_alive_interval", "http2_keep_alive_timeout", "http2_keep_alive_while_idle", "http2_only",
-    "pool_idle_timeout", "pool_max_idle_per_host", "proxy_url", "proxy_ca_certificate", "proxy_excludes",
-    "timeout", "user_agent"})
-"""object_store's HTTP client settings: obstore takes them apart from the store's own keys."""
-
-
-def _obstore_options(storage_options: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
-    """delta-rs ``storage_options`` as obstore's store config and client options: keys lower-cased
-    (obstore aborts the process on an upper-case ``AWS_...`` key), client settings apart (also
-    when spelled with delta-rs's ``AWS_`` prefix, e.g. ``AWS_ALLOW_HTTP``)."""
-    config: dict[str, str] = {}
-    client: dict[str, str] = {}
-    for key, value in storage_options.items():
-        name = key.lower()
-        bare = name.removeprefix("aws_").removeprefix("azure_").removeprefix("google_")
-        if bare in _CLIENT_KEYS:
-            client[bare] = value
-        else:
-            config[name] = value
-    return config, client
+    except Exception as exc:
+        log.warning("source %s: one writer per source is not enforced on %s: the lease store cannot be "
+                    "opened (%s)", source, root, type(exc).__name__)
+    return None
 
 
 def acquire(root: str, source: str, *, purpose: str = "capture", ttl_s: float = DEFAULT_TTL_S,

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import os
+import sys
+import time
 
 import orjson
 import pyarrow as pa
@@ -11,10 +14,12 @@ import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
 
+from bronze import data_files
 from bronze.data_files import STATS_COLUMNS, OpenDataFile, TableLocation, _stat_value
 from bronze.schema import BRONZE_SCHEMA, topic_path
 from bronze.writer import BronzeWriter
 from cdc_sources.spi import ChangeRecord
+from pipelines.local_s3 import LocalS3
 
 T0 = dt.datetime(2026, 11, 22, 10, 0, 0, 123456, tzinfo=dt.UTC)
 
@@ -134,3 +139,56 @@ def test_staged_but_uncommitted_records_are_in_no_table_and_come_again(tmp_path)
     table = DeltaTable(topic_path(root, "p.public.t")).to_pyarrow_table().sort_by("seq")
     assert table.column("seq").to_pylist() == [1, 2, 3]
     assert table.column("batch").to_pylist() == [1, 2, 2]
+
+
+def _s3_posts(server: LocalS3) -> int:
+    """POST requests the server counted, once its counter has stopped moving (it lags a little
+    behind the answers, so a read right after a request can miss it)."""
+    last = server.request_counts().get("POST", 0)
+    for _ in range(30):
+        time.sleep(0.1)
+        now = server.request_counts().get("POST", 0)
+        if now == last:
+            return now
+        last = now
+    return last
+
+
+def test_a_small_file_on_s3_is_put_in_one_request_and_a_large_one_in_parts(s3_server, s3_root):
+    """Up to `SINGLE_PUT_MAX` bytes a file is one PUT (no multipart upload: no POST); past it
+    the file goes as a multipart upload. Both read back whole."""
+    location = TableLocation.object_store(f"{s3_root}/t", s3_server.storage_options())
+    assert location.store is not None
+    before = _s3_posts(s3_server)
+    small = OpenDataFile(location)
+    small.append(rows(1, 10))
+    small_add = small.close()
+    assert _s3_posts(s3_server) == before
+    large = OpenDataFile(location)
+    noise = [base64.b64encode(os.urandom(1500)).decode() for _ in range(1000)]  # compresses little
+    for first in range(1, 4001, 1000):
+        part = rows(first, 1000)
+        large.append(part.set_column(1, "value", pa.array(noise, pa.large_string())))
+    large_add = large.close()
+    assert large_add.size > data_files.SINGLE_PUT_MAX
+    assert _s3_posts(s3_server) - before == 2  # create and complete of one multipart upload
+    fs = location.filesystem
+    for add, n in ((small_add, 10), (large_add, 4000)):
+        assert fs.get_file_info(add.path).size == add.size
+        with fs.open_input_file(add.path) as f:
+            assert pq.read_table(f).column("seq").to_pylist() == list(range(1, n + 1))
+
+
+def test_without_obstore_files_go_through_delta_rs_in_parts(s3_server, s3_root, monkeypatch):
+    """obstore is an extra: without it a file is a multipart upload through delta-rs, as before."""
+    monkeypatch.setitem(sys.modules, "obstore", None)
+    monkeypatch.setitem(sys.modules, "obstore.store", None)
+    location = TableLocation.object_store(f"{s3_root}/t", s3_server.storage_options())
+    assert location.store is None
+    before = _s3_posts(s3_server)
+    data_file = OpenDataFile(location)
+    data_file.append(rows(1, 10))
+    add = data_file.close()
+    assert _s3_posts(s3_server) - before == 2
+    with location.filesystem.open_input_file(add.path) as f:
+        assert pq.read_table(f).num_rows == 10
