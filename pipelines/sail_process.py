@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import psutil
 
 from cdc_sources.spi import EngineError, MissingDependencyError
+from pipelines.sail_caches import SAIL_CACHE_ENV
 from pipelines.sail_memory import SAIL_ALLOCATOR_ENV, configure_sail_allocator
 
 __all__ = ["READY_PREFIX", "SailChild", "start_sail_child"]
@@ -115,7 +116,8 @@ def start_sail_child(port: int = 0) -> SailChild:
     listening on loopback ``port`` (0: any free port).
 
     The child gets this process's environment plus the allocator settings of
-    `pipelines.sail_memory` (a value the user set wins); its log lines go to this process's stderr.
+    `pipelines.sail_memory` and the cache limits of `pipelines.sail_caches` (a value the user set
+    wins); its log lines go to this process's stderr.
 
     Raises:
         MissingDependencyError: pysail is not installed.
@@ -126,7 +128,7 @@ def start_sail_child(port: int = 0) -> SailChild:
         import pysail  # noqa: F401  # only to say which extra is missing, in this process
     except ImportError as exc:
         raise MissingDependencyError("pysail", "sail") from exc
-    env = {**SAIL_ALLOCATOR_ENV, **os.environ}
+    env = {**SAIL_ALLOCATOR_ENV, **SAIL_CACHE_ENV, **os.environ}
     started = time.monotonic()
     proc = subprocess.Popen(  # this interpreter and a module of this package
         [sys.executable, "-m", "pipelines.sail_process", str(port)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
