@@ -6,10 +6,10 @@ both keep an entry for 30 minutes. A pipeline that runs silver in a loop reads n
 time (capture adds a bronze file per table every `commit_interval_ms`; every MERGE writes silver
 files, every pass a progress and staging file), most of them once, so the caches grow for half
 an hour with the rate of change instead of holding what is read again: measured
-(`bench/sail_cache_probe.py`), about 17 KB of metadata and 6 KB of statistics a file, about
-35 MB per 1,500 files read, which a soak at 1,000 changes/s turned into ~6 MB/min of growth of
-the Sail server. With these limits the caches still keep the files read again (the silver
-tables that every MERGE reads) and evict what is read once.
+(`bench/sail_cache_bench.py`, 1,500 new small files at a time), 5-23 KB of server memory per
+file read at Sail's defaults (three runs), 0.3 KB with both caches off; at a soak's few hundred
+new files a minute, tens of MB after half an hour. With these limits the caches still keep the
+files read again (the silver tables that every MERGE reads) and evict what is read once.
 
 Sail reads its settings from ``SAIL_*`` environment variables when a server starts: a looping
 run's server child process gets them in its environment (`pipelines.sail_process`), an embedded

@@ -1,9 +1,10 @@
 """The Sail server in a child process of its own, so that a long run can restart it between passes.
 
-Sail's allocator (mimalloc, inside pysail) keeps part of what a silver pass frees: measured on
-`bench/soak_bench.py`, the server grows by about 0.7 MB per pass of one table, with new
-sessions, with its caches off, and across server restarts in the same process (the allocator's
-arenas belong to the process, not to the server). A process that exits gives all of it back.
+Sail 0.7 keeps live memory for every request it executes (about 37 KB for a trivial query,
+about 94 KB for a read of a Delta table at a new version: `bench/sail_query_memory_bench.py`),
+with new sessions, with its caches off, and across server restarts in the same process; measured
+on `bench/soak_bench.py`, the server grows by a few MB a minute at 1,000 changes/s. A process
+that exits gives all of it back.
 So a looping run (``cdc-lakehouse run``, ``silver`` without ``--once``) starts the server as a
 child process (``python -m pipelines.sail_process``) and, between two passes, never in one,
 restarts it when its resident memory exceeds ``engine.server_memory_mb``
