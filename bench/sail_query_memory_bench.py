@@ -12,6 +12,10 @@ Variants:
 * ``range count``: ``spark.range(1000).where(...).count()``: one ExecutePlan, no data source;
 * ``range count (new session every 50)``: the same, with the session released (``stop``) and a
   new one made every 50 requests: what stays is not the session's;
+* ``range collect``: ``spark.range(1).collect()``;
+* ``sql``: ``spark.sql("SELECT 1")`` alone (one ExecutePlan of a SQL command, nothing collected);
+* ``sql collect``: ``spark.sql(...).collect()`` of a small query over ``range(10)`` (how silver runs
+  its MERGE statements);
 * ``schema only``: ``spark.read.format("delta").load(path).schema``: one AnalyzePlan;
 * ``delta count (same version)``: a filtered count of a small Delta table that does not change;
 * ``delta count (new version)``: the same after a delta-rs commit of 50 rows before each request
@@ -31,8 +35,8 @@ from typing import Any
 if not __package__:  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-VARIANTS = ("range count", "range count (new session every 50)", "schema only", "delta count (same version)",
-            "delta count (new version)")
+VARIANTS = ("range count", "range count (new session every 50)", "range collect", "sql", "sql collect",
+            "schema only", "delta count (same version)", "delta count (new version)")
 CACHES_OFF = {"SAIL_PARQUET__FILE_METADATA_CACHE__TYPE": "none", "SAIL_PARQUET__FILE_STATISTICS_CACHE__TYPE": "none"}
 
 
@@ -69,6 +73,10 @@ def run_variant(name: str, requests: int, root: str) -> list[tuple[int, float]]:
         request: Callable[[Any, int], object] = {
             "range count": lambda s, i: s.range(1000).where("id % 7 = 3").count(),
             "range count (new session every 50)": lambda s, i: s.range(1000).where("id % 7 = 3").count(),
+            "range collect": lambda s, i: s.range(1).collect(),
+            "sql": lambda s, i: s.sql("SELECT 1"),
+            "sql collect": lambda s, i: s.sql("SELECT id, id * 2 AS b, concat('x', id) AS c FROM range(10) "
+                                              "WHERE id % 3 = 1 AND id > 0").collect(),
             "schema only": lambda s, i: s.read.format("delta").load(path).schema,
             "delta count (same version)": lambda s, i: s.read.format("delta").load(path).where("seq % 7 = 3").count(),
             "delta count (new version)": lambda s, i: (
