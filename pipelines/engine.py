@@ -36,6 +36,7 @@ from pyspark.sql import SparkSession
 from cdc_sources.spi import EngineError, MissingDependencyError
 from pipelines.engine_spec import EngineSpec
 from pipelines.engine_start import checked_session, embedded_sail_error
+from pipelines.sail_caches import configure_sail_caches
 from pipelines.sail_memory import configure_sail_allocator
 from pipelines.sail_process import SailChild, start_sail_child
 from pipelines.spark_jars import DELTA_SPARK_PACKAGE, DELTA_SQL_CONF, local_jars
@@ -152,6 +153,7 @@ def _apply_conf(spark: SparkSession, conf: dict[str, str]) -> SparkSession:
 
 def _sail_session(spec: EngineSpec) -> SparkSession:
     configure_sail_allocator()  # before pysail is loaded: mimalloc reads its settings then
+    configure_sail_caches()  # before the server starts: Sail reads its settings then
     try:
         from pysail.spark import SparkConnectServer
     except ImportError as exc:

@@ -1,9 +1,10 @@
 """The Sail server in a child process of its own, so that a long run can restart it between passes.
 
-Sail's allocator (mimalloc, inside pysail) keeps part of what a silver pass frees: measured on
-`bench/soak_bench.py`, the server grows by about 0.7 MB per pass of one table, with new
-sessions, with its caches off, and across server restarts in the same process (the allocator's
-arenas belong to the process, not to the server). A process that exits gives all of it back.
+Sail 0.7 keeps live memory for every request it executes (about 37 KB for a trivial query,
+about 94 KB for a read of a Delta table at a new version: `bench/sail_query_memory_bench.py`),
+with new sessions, with its caches off, and across server restarts in the same process; measured
+on `bench/soak_bench.py`, the server grows by a few MB a minute at 1,000 changes/s. A process
+that exits gives all of it back.
 So a looping run (``cdc-lakehouse run``, ``silver`` without ``--once``) starts the server as a
 child process (``python -m pipelines.sail_process``) and, between two passes, never in one,
 restarts it when its resident memory exceeds ``engine.server_memory_mb``
@@ -34,6 +35,7 @@ from dataclasses import dataclass
 import psutil
 
 from cdc_sources.spi import EngineError, MissingDependencyError
+from pipelines.sail_caches import SAIL_CACHE_ENV
 from pipelines.sail_memory import SAIL_ALLOCATOR_ENV, configure_sail_allocator
 
 __all__ = ["READY_PREFIX", "SailChild", "start_sail_child"]
@@ -115,7 +117,8 @@ def start_sail_child(port: int = 0) -> SailChild:
     listening on loopback ``port`` (0: any free port).
 
     The child gets this process's environment plus the allocator settings of
-    `pipelines.sail_memory` (a value the user set wins); its log lines go to this process's stderr.
+    `pipelines.sail_memory` and the cache limits of `pipelines.sail_caches` (a value the user set
+    wins); its log lines go to this process's stderr.
 
     Raises:
         MissingDependencyError: pysail is not installed.
@@ -126,7 +129,7 @@ def start_sail_child(port: int = 0) -> SailChild:
         import pysail  # noqa: F401  # only to say which extra is missing, in this process
     except ImportError as exc:
         raise MissingDependencyError("pysail", "sail") from exc
-    env = {**SAIL_ALLOCATOR_ENV, **os.environ}
+    env = {**SAIL_ALLOCATOR_ENV, **SAIL_CACHE_ENV, **os.environ}
     started = time.monotonic()
     proc = subprocess.Popen(  # this interpreter and a module of this package
         [sys.executable, "-m", "pipelines.sail_process", str(port)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
