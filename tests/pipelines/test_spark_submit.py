@@ -21,7 +21,7 @@ from tests.support.silver_processes import ROOT, SPARK_CONF, SilverProcess, pipe
 from tests.support.spark_submit import SPARK_SUBMIT, project_wheel, submit_env
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.classic_spark,
-              pytest.mark.classic_subprocess]  # Spark only in child processes: scripts/test.sh runs it in the Sail half
+              pytest.mark.classic_subprocess]  # Spark only in child processes (scripts/test.sh: see classic_subprocess)
 
 SIZES = {"accounts": 150, "big": 50, "orders": 150}
 

@@ -27,7 +27,7 @@ from tests.support.silver_processes import ROOT, SilverProcess, pipeline_with_si
 from tests.support.spark_submit import SPARK_HOME, run
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.classic_spark,
-              pytest.mark.classic_subprocess]  # Spark only in child processes: scripts/test.sh runs it in the Sail half
+              pytest.mark.classic_subprocess]  # Spark only in child processes (scripts/test.sh: see classic_subprocess)
 
 SIZES = {"accounts": 120, "big": 20, "orders": 120}
 SECRET = "s3cr3t-not-in-the-archive"
