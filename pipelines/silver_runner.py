@@ -38,15 +38,16 @@ from pipelines.bronze_names import BronzeTableName
 from pipelines.bronze_register import BronzeRegistrar
 from pipelines.engine import EngineSpec, abort_session, create_session, server_rss_bytes, stop_session
 from pipelines.sail_restart import SailServerStats, restart_policy, restart_server
-from silver.bronze_reader import SeqRange, bronze_files, plan_range, read_range, spark_range
+from silver.bronze_reader import BronzeFiles, SeqRange, bronze_files, plan_range, read_range, scan_columns, spark_range
 from silver.consistency import SourceCut, committed_cut, cut_upto_seq
 from silver.context import ApplyContext
 from silver.declarations import SilverOptions, SilverTable
-from silver.delta_io import is_missing_table_error
+from silver.delta_io import DELTA_RS_FAILURES, is_missing_table_error
 from silver.increment import apply_increment
 from silver.progress import Progress, ProgressStore
 from silver.quality import quality_notes
 from silver.resnapshot import BronzeRef
+from silver.scan import ScanGroup, groups_of
 from silver.schema_cache import SchemaCache
 from silver.schema_history import load_topic_schemas
 from silver.target import SilverTarget
@@ -291,7 +292,8 @@ class _Runner:
             return TableRunResult(decl.table, decl.source, "failed", error=f"{type(exc).__name__}: {first}")
 
     def _range(self, decl: SilverTable, after: int, upto: int | None,
-               cut: SourceCut | None) -> SeqRange | Literal["missing"] | None:
+               cut: SourceCut | None) -> tuple[SeqRange | Literal["missing"] | None, BronzeFiles | None]:
+        """The increment to apply, and the bronze files it was planned from (None: planned by Spark)."""
         path = topic_path(self.root, decl.source)
         try:
             files = bronze_files(path, self.storage)
@@ -299,15 +301,15 @@ class _Runner:
             log.info("delta-rs cannot read %s (%s); using Spark for the increment bound", path, exc)
             try:
                 return spark_range(self.spark, path, after, upto_seq=upto,
-                                   upto_batch=None if cut is None else cut.batch)
+                                   upto_batch=None if cut is None else cut.batch), None
             except Exception as spark_exc:
                 if is_missing_table_error(spark_exc):
-                    return "missing"
+                    return "missing", None
                 raise
         if files is None:
-            return "missing"
+            return "missing", None
         return plan_range(files, after, upto_seq=upto, max_rows=self.options.max_bronze_rows_per_run,
-                          upto_batch=None if cut is None else cut.batch)
+                          upto_batch=None if cut is None else cut.batch), files
 
     def _apply(self, decl: SilverTable, source: str, run_id: str, cache: dict[str, SchemaCache],
                cuts: dict[str, SourceCut | None]) -> TableRunResult:
@@ -328,7 +330,7 @@ class _Runner:
             upto = found
             if upto is None:
                 return TableRunResult(decl.table, decl.source, "up_to_date", seq_from=after)
-        rng = self._range(decl, after, upto, cut)
+        rng, files = self._range(decl, after, upto, cut)
         if rng == "missing":
             return TableRunResult(decl.table, decl.source, "waiting", seq_from=after)
         self.registrar.ensure(decl.table, decl.source, topic_path(self.root, decl.source))
@@ -340,7 +342,8 @@ class _Runner:
                            BronzeRef(self.root, source))
         target = SilverTarget.for_declaration(self.root, decl)
         bronze = read_range(self.spark, topic_path(self.root, decl.source), rng)
-        res = apply_increment(ctx, decl, target, bronze, expected_keys=previous.keys if previous else None)
+        res = apply_increment(ctx, decl, target, bronze, expected_keys=previous.keys if previous else None,
+                              scanned=None if files is None else _scan_groups(files, rng))
         keys = res.keys or (previous.keys if previous else ())
         self.store.write(Progress(decl.table, decl.source, rng.upto_seq, rng.version, keys, run_id,
                                   dt.datetime.now(dt.UTC)))
@@ -349,6 +352,17 @@ class _Runner:
                               rng.files_total, tuple(res.schema_changes),
                               resnapshot_seq=None if res.resnapshot is None else res.resnapshot.first_seq,
                               expectations_failed=quality_notes(res.quality))
+
+
+def _scan_groups(files: BronzeFiles, rng: SeqRange) -> tuple[ScanGroup, ...] | None:
+    """The increment's scan (`silver.scan`) from its columns read with delta-rs; None (Spark scans it)
+    when delta-rs cannot read them."""
+    try:
+        columns = scan_columns(files, rng)
+    except DELTA_RS_FAILURES as exc:
+        log.info("delta-rs cannot read the increment's columns (%s); Spark scans it", exc)
+        return None
+    return None if columns is None else groups_of(columns)
 
 
 def _with_seconds(res: TableRunResult, seconds: float) -> TableRunResult:

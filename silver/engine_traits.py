@@ -10,6 +10,9 @@ engine does well, and are made here from the session (or a frame) alone:
 * **Float re-read** (`silver.decode`): over Spark Connect (Sail), columns holding floating-point
   numbers are re-read from the JSON text (Sail's ``from_json`` can lose a double's last digit);
   classic Spark's ``from_json`` (Jackson) is exact.
+* **Table creation** (`silver.target`): classic Delta records every column of a table created
+  by a write as nullable, so the first rows create the table in one commit; Sail keeps a
+  frame's NOT NULL columns, so the table is created empty with nullable columns first.
 * **Streaming** (`silver.streaming`): only classic Spark has Structured Streaming with a Delta
   source and ``foreachBatch``.
 """
@@ -47,6 +50,11 @@ class EngineTraits:
     def rereads_floats(self) -> bool:
         """Floats are re-read from the JSON text (Spark Connect; classic ``from_json`` is exact)."""
         return not self.classic
+
+    @property
+    def writes_nullable(self) -> bool:
+        """A table created by a write records every column nullable (classic Delta)."""
+        return self.classic
 
     @property
     def streams(self) -> bool:

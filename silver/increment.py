@@ -21,6 +21,7 @@ run killed anywhere and re-run converges to the same table.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from pyspark.sql import DataFrame
@@ -47,7 +48,7 @@ from silver.gate import gate_increment
 from silver.quarantine import quarantine, quarantine_disabled
 from silver.renames import current_names, follow_renames
 from silver.resnapshot import find_resnapshot, resnapshot_sql
-from silver.scan import IncrementScan, scan_increment
+from silver.scan import IncrementScan, ScanGroup, scan_increment
 from silver.scd2 import apply_scd2
 from silver.schema_history import TopicSchema
 from silver.sql import column
@@ -65,16 +66,23 @@ def apply_increment(
     bronze: DataFrame,
     *,
     expected_keys: tuple[str, ...] | None = None,
+    scanned: Sequence[ScanGroup] | None = None,
 ) -> ApplyResult:
-    """Apply one bronze increment to one silver table (see module doc)."""
+    """Apply one bronze increment to one silver table (see module doc); ``scanned``: the increment's
+    scan groups when the caller has them (`silver.scan.groups_of`), else a Spark aggregate takes them."""
     with staging(ctx.spark, f"{ctx.state_location}/staging/{decl.table}") as staged:
-        return _apply(replace(ctx, staging=staged), decl, target, bronze, expected_keys)
+        return _apply(replace(ctx, staging=staged), decl, target, bronze, expected_keys, scanned)
 
 
 def _apply(
-    ctx: ApplyContext, decl: SilverTable, target: SilverTarget, bronze: DataFrame, expected_keys: tuple[str, ...] | None
+    ctx: ApplyContext,
+    decl: SilverTable,
+    target: SilverTarget,
+    bronze: DataFrame,
+    expected_keys: tuple[str, ...] | None,
+    scanned: Sequence[ScanGroup] | None,
 ) -> ApplyResult:
-    scan = scan_increment(bronze)
+    scan = scan_increment(bronze, scanned)
     result = ApplyResult(events=scan.rows, truncates=len(scan.truncates), max_seq=scan.max_seq)
     if scan.rows == 0:
         return result
@@ -99,7 +107,8 @@ def _apply(
         if existing is None
         else plan_evolution(decl.table, decl.schema_evolution, existing.schema, batch_fields, metadata_fields(decl))
     )
-    if scan.min_seq is not None and scan.max_seq is not None:  # also on creation: a rebuild holds every snapshot
+    if scan.snapshot_rows and scan.min_seq is not None and scan.max_seq is not None:
+        # also on creation: a rebuild holds every snapshot; no snapshot row, no snapshot ends here
         result.resnapshot = find_resnapshot(ctx.spark, ctx.bronze, decl.source, bronze, scan.min_seq, scan.max_seq)
     if decl.history == "scd2":
         apply_scd2(ctx, decl, target, bronze, plan, scan, evo, existing is not None, result)

@@ -21,6 +21,7 @@ from pyspark.sql.types import DataType, StructField, StructType
 
 from silver.declarations import SilverTable
 from silver.delta_io import read_delta_or_none
+from silver.engine_traits import EngineTraits
 from silver.errors import EngineCapabilityError
 from silver.sql import column, qualified_table, quote, quote_path_table, string_literal
 from silver.types.widening import convert
@@ -143,11 +144,16 @@ class SilverTarget:
             raise
 
     def create(self, spark: SparkSession, df: DataFrame) -> None:
-        """Create the table (every column nullable, so it can evolve) and append its first rows.
+        """Create the table (every column nullable, so it can evolve) with its first rows.
 
-        Two commits: a crash in between leaves an empty table, which the next run fills by
-        MERGE from the same increment.
+        One commit where a write records every column nullable itself (classic Delta). Else (Sail
+        keeps a frame's NOT NULL columns), and for clustered tables (created by DDL), the table is
+        created empty with nullable columns, then the rows are appended: two commits, a crash in
+        between leaves an empty table, which the next run fills by MERGE from the same increment.
         """
+        if EngineTraits.of(spark).writes_nullable and not self.cluster_by:
+            self._save(self._writer(df, "error"))
+            return
         nullable = StructType([StructField(f.name, f.dataType, True) for f in df.schema.fields])
         if self.cluster_by:
             self._create_clustered(spark, nullable)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
-from pyspark.sql.types import StringType, StructField
+from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from silver.declarations import SilverTable
+from silver.engine_traits import EngineTraits
 from silver.errors import EngineCapabilityError
 from silver.target import SilverTarget
 
@@ -18,10 +19,16 @@ def test_create_applies_partitioning_and_delta_properties(spark, root):
     decl = SilverTable(table="t", source="a.b.c", partition_by=["p"], rename={"p": "part"},
                        table_properties={"delta.checkpointInterval": "7"})
     target = SilverTarget.for_declaration(root, decl)
-    target.create(spark, spark.createDataFrame([(1, "x")], "id int, part string"))
-    meta = DeltaTable(target.location).metadata()
+    schema = StructType([StructField("id", IntegerType(), nullable=False), StructField("part", StringType())])
+    target.create(spark, spark.createDataFrame([(1, "x")], schema))
+    table = DeltaTable(target.location)
+    meta = table.metadata()
     assert (meta.partition_columns, meta.configuration.get("delta.checkpointInterval")) == (["part"], "7")
-    assert all(f.nullable for f in spark.read.format("delta").load(target.location).schema.fields)
+    written = spark.read.format("delta").load(target.location)
+    assert all(f.nullable for f in written.schema.fields)  # NOT NULL in the frame: nullable in the table
+    assert [tuple(r) for r in written.collect()] == [(1, "x")]
+    # classic Delta writes nullable columns itself: one commit; Sail: the empty table, then the rows
+    assert table.version() == (0 if EngineTraits.of(spark).writes_nullable else 1)
 
 
 def test_add_columns_works_on_tables_with_non_nullable_columns(spark, root):
