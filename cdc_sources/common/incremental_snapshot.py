@@ -52,7 +52,7 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -101,8 +101,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Chunk", "ChunkSource", "IncrementalSnapshotter", "WatermarkLookup", "chunk_where", "deleted_watermark",
-           "emission_order", "event_key", "keyless_id", "open_after_lookup", "read_signal_file"]
+__all__ = ["Chunk", "ChunkSource", "FileSignals", "IncrementalSnapshotter", "WatermarkLookup", "chunk_where",
+           "deleted_watermark", "emission_order", "event_key", "keyless_id", "open_after_lookup", "read_signal_file"]
 
 _KEYLESS = "\0"
 
@@ -281,6 +281,37 @@ def read_signal_file(path: str) -> list[tuple[int, str]]:
     return lines
 
 
+@dataclass
+class FileSignals:
+    """The ``file`` channel's reader: the signals appended to the file, read at most every
+    ``signal.poll.interval.ms``. One per source (a source capturing several databases reads the
+    file once for all of them: each database's own reader would take the lines from the others)."""
+
+    settings: SignalSettings
+    _last: float = field(default=float("-inf"))
+
+    def take(self, *, force: bool = False) -> list[Signal]:
+        """The signals appended since the last read (none when the channel is off or not due)."""
+        if not self.settings.file_enabled:
+            return []
+        now = time.monotonic()
+        if not force and now - self._last < self.settings.poll_interval_s:
+            return []
+        self._last = now
+        out = []
+        for n, line in read_signal_file(self.settings.file):
+            try:
+                signal = parse_signal_line(line, where=f"{self.settings.file}:{n}")
+            except SignalError as exc:
+                log.warning("%s: ignored", exc)
+                continue
+            if isinstance(signal.action, Watermark):
+                log.warning("%s:%d: watermarks come only from the signal table: ignored", self.settings.file, n)
+                continue
+            out.append(signal)
+        return out
+
+
 class IncrementalSnapshotter:
     """Applies signals and runs incremental snapshots over one session's stream. Not thread-safe.
 
@@ -319,7 +350,7 @@ class IncrementalSnapshotter:
         self.read_only = read_only
         self.window: _Window | None = None
         self._out: list[StreamItem] = []
-        self._last_poll = 0.0
+        self._file = FileSignals(signals)
         self._await_start = False
         self._chunks = self._rows = 0  # of the current table, in this run (progress lines)
         self.progress = ProgressTracker()
@@ -475,21 +506,7 @@ class IncrementalSnapshotter:
         self.apply(signal, order_key=order_key, position=position)
 
     def _poll_file(self, *, force: bool = False) -> None:
-        if not self.signals.file_enabled:
-            return
-        now = time.monotonic()
-        if not force and now - self._last_poll < self.signals.poll_interval_s:
-            return
-        self._last_poll = now
-        for n, line in read_signal_file(self.signals.file):
-            try:
-                signal = parse_signal_line(line, where=f"{self.signals.file}:{n}")
-            except SignalError as exc:
-                log.warning("%s: ignored", exc)
-                continue
-            if isinstance(signal.action, Watermark):
-                log.warning("%s:%d: watermarks come only from the signal table: ignored", self.signals.file, n)
-                continue
+        for signal in self._file.take(force=force):
             self.apply(signal, order_key=None, position=None)
 
     # -- signals ------------------------------------------------------------------------------

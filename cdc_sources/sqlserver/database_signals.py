@@ -12,26 +12,11 @@ table; each database acts only on its own tables.
 
 from __future__ import annotations
 
-import logging
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
-from cdc_sources.common.incremental_snapshot import read_signal_file
-from cdc_sources.common.signal_options import SignalSettings
-from cdc_sources.common.signals import (
-    CollectionName,
-    ExecuteSnapshot,
-    Signal,
-    SignalError,
-    StopSnapshot,
-    Watermark,
-    parse_signal_line,
-)
+from cdc_sources.common.signals import CollectionName, ExecuteSnapshot, Signal, StopSnapshot
 
-__all__ = ["FileSignals", "signal_databases"]
-
-log = logging.getLogger(__name__)
+__all__ = ["signal_databases"]
 
 
 def _database_of(name: CollectionName, databases: Sequence[str]) -> str | None:
@@ -54,31 +39,3 @@ def signal_databases(signal: Signal, databases: Sequence[str]) -> list[str]:
     return [d for d in databases if d in named]
 
 
-@dataclass
-class FileSignals:
-    """The ``file`` channel of a several-database source: read once for all databases, at most
-    every ``signal.poll.interval.ms`` (each database's own reader would take the lines from the others)."""
-
-    settings: SignalSettings
-    _last: float = field(default=float("-inf"))
-
-    def take(self, *, force: bool = False) -> list[Signal]:
-        """The signals appended since the last read (none when the channel is off or not due)."""
-        if not self.settings.file_enabled:
-            return []
-        now = time.monotonic()
-        if not force and now - self._last < self.settings.poll_interval_s:
-            return []
-        self._last = now
-        out = []
-        for n, line in read_signal_file(self.settings.file):
-            try:
-                signal = parse_signal_line(line, where=f"{self.settings.file}:{n}")
-            except SignalError as exc:
-                log.warning("%s: ignored", exc)
-                continue
-            if isinstance(signal.action, Watermark):
-                log.warning("%s:%d: watermarks come only from the signal table: ignored", self.settings.file, n)
-                continue
-            out.append(signal)
-        return out

@@ -40,6 +40,7 @@ from typing import Any
 
 import orjson
 
+from cdc_sources.common.incremental_snapshot import FileSignals
 from cdc_sources.common.signal_options import signal_settings
 from cdc_sources.spi import (
     HISTORY_TOPIC,
@@ -52,7 +53,7 @@ from cdc_sources.spi import (
 )
 from cdc_sources.spi.snapshot_progress import SnapshotListener
 from cdc_sources.sqlserver.config import SqlServerSourceConfig
-from cdc_sources.sqlserver.database_signals import FileSignals, signal_databases
+from cdc_sources.sqlserver.database_signals import signal_databases
 from cdc_sources.sqlserver.offset import SqlServerOffset
 from cdc_sources.sqlserver.partitions import PartitionedOffset
 from cdc_sources.sqlserver.session import OffsetCarrier, SqlServerCaptureSession

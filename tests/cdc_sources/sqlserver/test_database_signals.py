@@ -7,10 +7,11 @@ from pathlib import Path
 import orjson
 import pytest
 
+from cdc_sources.common.incremental_snapshot import FileSignals
 from cdc_sources.common.signal_options import signal_settings
 from cdc_sources.common.signals import parse_signal
 from cdc_sources.sqlserver.config import build_sqlserver_config
-from cdc_sources.sqlserver.database_signals import FileSignals, signal_databases
+from cdc_sources.sqlserver.database_signals import signal_databases
 from cdc_sources.sqlserver.signal_sender import signal_targets
 
 DATABASES = ["sales", "Inventory"]

@@ -159,9 +159,14 @@ class CaptureAgent:
         self._thread: threading.Thread | None = None
         self.error: BaseException | None = None
         self._origin = 0
+        self._scanning = threading.Lock()  # `sync` inside `running` scans beside the thread: one slot reader
 
     def scan(self) -> int:
         """Applies every transaction decoded so far; returns how many reached a change table."""
+        with self._scanning:
+            return self._scan()
+
+    def _scan(self) -> int:
         with psycopg.connect(self.dsn) as conn:
             slot = conn.execute("SELECT sys.slot_name()").fetchone()[0]  # type: ignore[index]
             rows = conn.execute(
